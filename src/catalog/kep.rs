@@ -1,0 +1,481 @@
+//! KEP-2906 `Catalog` / `KRMFunctionCatalog` documents (`config.kubernetes.io/v1alpha1`):
+//! group/kind/versions mapped to a runtime, read strictly except where the KEP contradicts
+//! itself (`platform` vs `platforms`, `requireFilesystem`, the pre-rename `spec.kind`).
+
+use serde_json::Value;
+
+use crate::gvk::{self, Gvk};
+use crate::service::schema::ConfigSchema;
+use crate::strict::{Problem, Reader, index, join};
+
+/// The API version of KEP catalog documents.
+pub const API_VERSION: &str = "config.kubernetes.io/v1alpha1";
+
+/// How a kind is run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Runtime {
+    /// A container image.
+    Container {
+        /// Image reference as written.
+        image: String,
+        /// Declared digest (hex or `sha256:hex`).
+        sha256: Option<String>,
+        /// Needs the network.
+        require_network: bool,
+        /// Needs a storage mount.
+        require_storage_mount: bool,
+    },
+    /// A binary per platform.
+    Exec {
+        /// One per OS/arch.
+        platforms: Vec<Platform>,
+    },
+    /// Our extension: a ServiceDefinition of the same catalog.
+    Service {
+        /// `metadata.name` of the ServiceDefinition.
+        name: String,
+    },
+}
+
+/// One platform of an exec runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Platform {
+    /// Name of the binary (inside an archive, or the download itself).
+    pub bin: String,
+    /// linux | darwin | windows.
+    pub os: String,
+    /// amd64 | arm64.
+    pub arch: String,
+    /// Where to download it (`https://` or `file://`).
+    pub uri: String,
+    /// Declared sha256 of the download.
+    pub sha256: Option<String>,
+}
+
+/// One version of a function kind.
+#[derive(Debug, Clone)]
+pub struct Version {
+    /// Version name (`v1alpha1`).
+    pub name: String,
+    /// Schema of the whole object, when given.
+    pub schema: Option<ConfigSchema>,
+    /// How it runs.
+    pub runtime: Runtime,
+    /// `idempotent`.
+    pub idempotent: Option<bool>,
+    /// `usage`.
+    pub usage: Option<String>,
+    /// `license`.
+    pub license: Option<String>,
+}
+
+/// One `spec.krmFunctions[]` entry.
+#[derive(Debug, Clone)]
+pub struct Function {
+    /// API group.
+    pub group: String,
+    /// Kind.
+    pub kind: String,
+    /// `description`.
+    pub description: Option<String>,
+    /// `publisher`.
+    pub publisher: Option<String>,
+    /// Versions, each with its own schema and runtime.
+    pub versions: Vec<Version>,
+    /// Field path of this entry in its document (`spec.krmFunctions[2]`).
+    pub path: String,
+}
+
+impl Function {
+    /// The group/version/kind of one version.
+    pub fn gvk(&self, version: &Version) -> Gvk {
+        Gvk::new(self.group.clone(), version.name.clone(), self.kind.clone())
+    }
+}
+
+/// Whether a document is a KEP catalog.
+pub fn is_kep_catalog(doc: &Value) -> bool {
+    let api = doc.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
+    api.starts_with("config.kubernetes.io/") && (kind == "Catalog" || kind == "KRMFunctionCatalog")
+}
+
+/// Read a KEP catalog document: its name and its functions. Returns every problem.
+pub fn parse(doc: &Value) -> Result<(Option<String>, Vec<Function>), Vec<Problem>> {
+    let mut problems = Vec::new();
+    let mut r = Reader::new(doc, "", &mut problems);
+    r.deny_unknown(&["apiVersion", "kind", "metadata", "spec"]);
+    if r.string("apiVersion").as_deref() != Some(API_VERSION) {
+        r.problem(
+            "apiVersion",
+            format!("apiVersion must be \"{API_VERSION}\""),
+        );
+    }
+    let metadata = doc.get("metadata").cloned().unwrap_or(Value::Null);
+    let spec = doc.get("spec").cloned().unwrap_or(Value::Null);
+    let mut m = Reader::new(&metadata, "metadata", &mut problems);
+    m.deny_unknown(&["name", "labels", "annotations"]);
+    let name = m.string("name");
+    m.string_map("labels");
+    m.string_map("annotations");
+    let mut s = Reader::new(&spec, "spec", &mut problems);
+    s.deny_unknown(&["krmFunctions"]);
+    let mut functions = Vec::new();
+    match spec.get("krmFunctions") {
+        Some(Value::Array(list)) => {
+            for (i, entry) in list.iter().enumerate() {
+                if let Some(f) =
+                    parse_function(entry, &index("spec.krmFunctions", i), &mut problems)
+                {
+                    functions.push(f);
+                }
+            }
+        }
+        Some(Value::Null) | None => problems.push(Problem::new(
+            "spec.krmFunctions",
+            "missing spec.krmFunctions",
+        )),
+        Some(other) => problems.push(Problem::new(
+            "spec.krmFunctions",
+            format!("must be a list, not {}", crate::strict::type_name(other)),
+        )),
+    }
+    if problems.is_empty() {
+        Ok((name, functions))
+    } else {
+        Err(problems)
+    }
+}
+
+fn parse_function(entry: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<Function> {
+    let before = problems.len();
+    let mut r = Reader::new(entry, path, problems);
+    // `kind` at the top is the KEP's pre-rename spelling of `names.kind`.
+    r.deny_unknown(&[
+        "group",
+        "names",
+        "kind",
+        "description",
+        "publisher",
+        "versions",
+        "home",
+        "maintainers",
+        "tags",
+    ]);
+    let group = r.string("group").unwrap_or_default();
+    let description = r.string("description");
+    let publisher = r.string("publisher");
+    r.string("home");
+    r.strings("maintainers");
+    r.strings("tags");
+    let legacy_kind = r.string("kind");
+    let names = entry.get("names").cloned();
+    let versions_value = entry.get("versions").cloned();
+    let mut kind = legacy_kind.unwrap_or_default();
+    if let Some(names) = &names {
+        let mut n = Reader::new(names, &join(path, "names"), problems);
+        n.deny_unknown(&["kind"]);
+        if let Some(k) = n.string("kind") {
+            kind = k;
+        }
+    }
+    if !gvk::is_dns_subdomain(&group) {
+        problems.push(Problem::new(
+            join(path, "group"),
+            format!("group \"{group}\" must be a DNS subdomain"),
+        ));
+    }
+    if kind.is_empty() || !kind.starts_with(|c: char| c.is_ascii_uppercase()) {
+        problems.push(Problem::new(
+            join(path, "names.kind"),
+            format!("kind \"{kind}\" must be set and PascalCase"),
+        ));
+    }
+    let mut versions = Vec::new();
+    match &versions_value {
+        Some(Value::Array(list)) if !list.is_empty() => {
+            for (i, v) in list.iter().enumerate() {
+                if let Some(v) = parse_version(v, &index(&join(path, "versions"), i), problems) {
+                    if versions.iter().any(|x: &Version| x.name == v.name) {
+                        problems.push(Problem::new(
+                            join(&index(&join(path, "versions"), i), "name"),
+                            format!("version \"{}\" is defined twice", v.name),
+                        ));
+                    }
+                    versions.push(v);
+                }
+            }
+        }
+        _ => problems.push(Problem::new(
+            join(path, "versions"),
+            "must be a non-empty list of versions",
+        )),
+    }
+    (problems.len() == before).then(|| Function {
+        group,
+        kind,
+        description,
+        publisher,
+        versions,
+        path: path.to_owned(),
+    })
+}
+
+fn parse_version(v: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<Version> {
+    let before = problems.len();
+    let mut r = Reader::new(v, path, problems);
+    r.deny_unknown(&[
+        "name",
+        "schema",
+        "idempotent",
+        "usage",
+        "examples",
+        "license",
+        "maintainers",
+        "runtime",
+    ]);
+    let name = r.string("name").unwrap_or_default();
+    let idempotent = r.boolean("idempotent");
+    let usage = r.string("usage");
+    let license = r.string("license");
+    r.strings("examples");
+    r.strings("maintainers");
+    let schema_value = v.get("schema").cloned();
+    let runtime_value = v.get("runtime").cloned();
+    if !gvk::is_dns_label(&name) || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        problems.push(Problem::new(
+            join(path, "name"),
+            format!("version \"{name}\" must be a DNS label such as v1alpha1"),
+        ));
+    }
+    let mut schema = None;
+    if let Some(s) = schema_value {
+        let spath = join(path, "schema");
+        let mut sr = Reader::new(&s, &spath, problems);
+        sr.deny_unknown(&["openAPIV3Schema"]);
+        if let Some(raw) = s.get("openAPIV3Schema") {
+            match ConfigSchema::parse(raw) {
+                Ok(parsed) => schema = Some(parsed),
+                Err(errs) => {
+                    for e in errs {
+                        let p = if e.path.is_empty() {
+                            join(&spath, "openAPIV3Schema")
+                        } else {
+                            format!("{spath}.openAPIV3Schema.{}", e.path)
+                        };
+                        problems.push(Problem::new(p, e.message));
+                    }
+                }
+            }
+        }
+    }
+    let runtime = match runtime_value {
+        Some(rt) => parse_runtime(&rt, &join(path, "runtime"), problems),
+        None => {
+            problems.push(Problem::new(
+                join(path, "runtime"),
+                "missing runtime (container, exec or service)",
+            ));
+            None
+        }
+    };
+    match runtime {
+        Some(runtime) if problems.len() == before => Some(Version {
+            name,
+            schema,
+            runtime,
+            idempotent,
+            usage,
+            license,
+        }),
+        _ => None,
+    }
+}
+
+fn parse_runtime(rt: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<Runtime> {
+    let mut r = Reader::new(rt, path, problems);
+    r.deny_unknown(&["container", "exec", "service", "starlark"]);
+    let kinds: Vec<&str> = ["container", "exec", "service", "starlark"]
+        .into_iter()
+        .filter(|k| rt.get(k).is_some())
+        .collect();
+    if kinds.len() != 1 {
+        problems.push(Problem::new(
+            path,
+            "must set exactly one of container, exec, service",
+        ));
+        return None;
+    }
+    match kinds[0] {
+        "starlark" => {
+            problems.push(Problem::new(
+                join(path, "starlark"),
+                "starlark runtimes are not supported; use a container or exec runtime",
+            ));
+            None
+        }
+        "container" => {
+            let c = rt.get("container").cloned().unwrap_or(Value::Null);
+            let cpath = join(path, "container");
+            let mut r = Reader::new(&c, &cpath, problems);
+            r.deny_unknown(&[
+                "image",
+                "sha256",
+                "requireNetwork",
+                "requireStorageMount",
+                "requireFilesystem",
+            ]);
+            let image = r.string("image");
+            let sha256 = r.string("sha256");
+            let require_network = r.boolean("requireNetwork").unwrap_or(false);
+            let require_storage_mount = r
+                .boolean("requireStorageMount")
+                .or_else(|| r.boolean("requireFilesystem"))
+                .unwrap_or(false);
+            match image {
+                Some(image) if !image.trim().is_empty() => Some(Runtime::Container {
+                    image,
+                    sha256,
+                    require_network,
+                    require_storage_mount,
+                }),
+                _ => {
+                    problems.push(Problem::new(join(&cpath, "image"), "missing image"));
+                    None
+                }
+            }
+        }
+        "exec" => {
+            let e = rt.get("exec").cloned().unwrap_or(Value::Null);
+            let epath = join(path, "exec");
+            let mut r = Reader::new(&e, &epath, problems);
+            r.deny_unknown(&["platforms", "platform"]);
+            let key = if e.get("platforms").is_some() {
+                "platforms"
+            } else {
+                "platform"
+            };
+            let Some(Value::Array(list)) = e.get(key) else {
+                problems.push(Problem::new(
+                    join(&epath, "platforms"),
+                    "must be a non-empty list of platforms",
+                ));
+                return None;
+            };
+            let mut platforms = Vec::new();
+            for (i, p) in list.iter().enumerate() {
+                let ppath = index(&join(&epath, key), i);
+                let mut r = Reader::new(p, &ppath, problems);
+                r.deny_unknown(&["bin", "os", "arch", "uri", "sha256"]);
+                let bin = r.string("bin").unwrap_or_default();
+                let os = r
+                    .one_of("os", &["linux", "darwin", "windows"])
+                    .unwrap_or_default();
+                let arch = r.one_of("arch", &["amd64", "arm64"]).unwrap_or_default();
+                let uri = r.string("uri").unwrap_or_default();
+                let sha256 = r.string("sha256");
+                if uri.is_empty() {
+                    problems.push(Problem::new(join(&ppath, "uri"), "missing uri"));
+                }
+                if bin.is_empty() {
+                    problems.push(Problem::new(join(&ppath, "bin"), "missing bin"));
+                }
+                platforms.push(Platform {
+                    bin,
+                    os,
+                    arch,
+                    uri,
+                    sha256,
+                });
+            }
+            if platforms.is_empty() {
+                problems.push(Problem::new(
+                    join(&epath, key),
+                    "must be a non-empty list of platforms",
+                ));
+            }
+            Some(Runtime::Exec { platforms })
+        }
+        _ => {
+            let s = rt.get("service").cloned().unwrap_or(Value::Null);
+            let spath = join(path, "service");
+            let mut r = Reader::new(&s, &spath, problems);
+            r.deny_unknown(&["name"]);
+            match r.string("name") {
+                Some(name) if !name.trim().is_empty() => Some(Runtime::Service { name }),
+                _ => {
+                    problems.push(Problem::new(
+                        join(&spath, "name"),
+                        "missing name of the ServiceDefinition",
+                    ));
+                    None
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn doc(functions: &Value) -> Value {
+        json!({"apiVersion": API_VERSION, "kind": "KRMFunctionCatalog", "metadata": {"name": "c"}, "spec": {"krmFunctions": functions}})
+    }
+
+    #[test]
+    fn reads_every_runtime_and_tolerates_the_keps_spellings() {
+        let d = doc(&json!([
+            {"group": "example.com", "names": {"kind": "SetLabels"}, "description": "d", "publisher": "p", "home": "h",
+             "maintainers": ["m"], "tags": ["t"], "versions": [
+                {"name": "v1", "idempotent": true, "usage": "u", "examples": ["e"], "license": "Apache-2.0",
+                 "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object"}}}},
+                 "runtime": {"container": {"image": "example.com/set-labels:v1", "sha256": "abc", "requireFilesystem": true}}},
+                {"name": "v2", "runtime": {"exec": {"platform": [{"bin": "fn", "os": "linux", "arch": "amd64", "uri": "file:///fn", "sha256": "x"}]}}},
+             ]},
+            {"group": "apps.example.com", "kind": "App", "versions": [{"name": "v1", "runtime": {"service": {"name": "app"}}}]},
+        ]));
+        let (name, fns) = parse(&d).unwrap();
+        assert_eq!(name.as_deref(), Some("c"));
+        assert_eq!(fns.len(), 2);
+        assert!(matches!(
+            &fns[0].versions[0].runtime,
+            Runtime::Container {
+                require_storage_mount: true,
+                ..
+            }
+        ));
+        assert!(
+            matches!(&fns[0].versions[1].runtime, Runtime::Exec { platforms } if platforms.len() == 1)
+        );
+        assert_eq!(fns[1].kind, "App");
+        assert_eq!(
+            fns[1].gvk(&fns[1].versions[0]).to_string(),
+            "apps.example.com/v1/App"
+        );
+    }
+
+    #[test]
+    fn rejects_unknown_fields_and_starlark() {
+        let d = doc(
+            &json!([{"group": "example.com", "names": {"kind": "X"}, "versoins": [], "versions": [
+            {"name": "v1", "runtime": {"starlark": {"path": "x.star"}}}]}]),
+        );
+        let msgs: Vec<String> = parse(&d)
+            .unwrap_err()
+            .into_iter()
+            .map(|p| p.to_string())
+            .collect();
+        assert!(
+            msgs.iter()
+                .any(|m| m.contains("unknown field \"versoins\" (did you mean \"versions\"?)")),
+            "{msgs:?}"
+        );
+        assert!(
+            msgs.iter()
+                .any(|m| m.contains("starlark runtimes are not supported")),
+            "{msgs:?}"
+        );
+    }
+}

@@ -1,0 +1,396 @@
+//! The merged catalog a run resolves through.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::OnceLock;
+
+use super::bundle::{Bundle, FunctionEntry, Origin, StaticFile};
+use super::kep::Runtime;
+use super::{CatalogError, is_partial};
+use crate::gvk::Gvk;
+use crate::service::definition::{SERVICES_GROUP, ServiceDefinition};
+use crate::service::schema::ConfigSchema;
+use std::sync::Arc;
+
+/// Summary of one merged bundle.
+#[derive(Debug, Clone)]
+pub struct BundleInfo {
+    /// Where it came from.
+    pub origin: Origin,
+    /// kubara `Catalog` name, if any.
+    pub name: Option<String>,
+    /// kubara `Catalog` version, if any.
+    pub version: Option<String>,
+    /// Content digest (hex sha256).
+    pub digest: String,
+    /// `name@version` or `sha256:<digest>`: what generated objects record.
+    pub reference: String,
+    /// Publishers named by its KEP entries, sorted.
+    pub publishers: Vec<String>,
+    /// What pins a remote catalog's fetched bytes.
+    pub pin: Option<String>,
+}
+
+/// A service of the merged catalog.
+#[derive(Debug)]
+pub struct Service {
+    /// Its definition.
+    pub definition: ServiceDefinition,
+    /// Index of the bundle it came from in [`Catalog::bundles`].
+    pub bundle: usize,
+    /// File it was read from.
+    pub file: Option<String>,
+    /// Input item it was read from (inline catalogs).
+    pub item: Option<usize>,
+    /// Compiled instance schema, built on first use.
+    pub(crate) instance_schema: OnceLock<Result<crate::service::instance::InstanceSchema, String>>,
+}
+
+/// What a group/version/kind resolves to.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    /// A service (index into [`Catalog::services`]); KEP `service` runtimes may add a schema
+    /// for the whole object of that version.
+    Service {
+        /// The service.
+        index: usize,
+        /// Schema of the whole object (KEP `versions[].schema`), if any.
+        schema: Option<Arc<ConfigSchema>>,
+    },
+    /// A function-backed kind: a container or exec runtime.
+    Function {
+        /// How it runs.
+        runtime: Runtime,
+        /// Schema of the whole object, if any.
+        schema: Option<Arc<ConfigSchema>>,
+        /// Index of its bundle.
+        bundle: usize,
+    },
+}
+
+/// One template or static manifest of the merged catalog.
+#[derive(Debug, Clone)]
+pub enum TemplateRef<'a> {
+    /// A template to render, by name.
+    Template(&'a str),
+    /// A static manifest file, by name.
+    Static(&'a str, &'a StaticFile),
+}
+
+/// The merged catalog: every service, template and manifest of every source, conflicts resolved.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    /// The bundles in resolution order.
+    pub bundles: Vec<BundleInfo>,
+    services: Vec<Service>,
+    by_id: HashMap<String, usize>,
+    kinds: HashMap<Gvk, Kind>,
+    groups: BTreeMap<String, BTreeSet<(String, String)>>,
+    templates: BTreeMap<String, (String, usize)>,
+    statics: BTreeMap<String, (StaticFile, usize)>,
+    pub(crate) environment: OnceLock<minijinja::Environment<'static>>,
+}
+
+impl Catalog {
+    /// Merge bundles in resolution order. Later bundles may replace earlier entries only when
+    /// `overwrite` is set; otherwise every collision is an error.
+    pub fn merge(bundles: Vec<Bundle>, overwrite: bool) -> (Catalog, Vec<CatalogError>) {
+        let mut catalog = Catalog::default();
+        let mut errors = Vec::new();
+        let mut services: BTreeMap<String, Service> = BTreeMap::new();
+        let mut pending: Vec<(usize, FunctionEntry, Vec<String>)> = Vec::new();
+        for (index, bundle) in bundles.into_iter().enumerate() {
+            let own_ids: Vec<String> = bundle
+                .definitions
+                .iter()
+                .map(|d| d.definition.id.clone())
+                .collect();
+            let label = bundle.origin.label();
+            let reference = bundle.reference();
+            let mut publishers: Vec<String> = bundle
+                .functions
+                .iter()
+                .filter_map(|f| f.function.publisher.clone())
+                .collect();
+            publishers.sort();
+            publishers.dedup();
+            pending.extend(
+                bundle
+                    .functions
+                    .into_iter()
+                    .map(|f| (index, f, own_ids.clone())),
+            );
+            errors.extend(bundle.problems.iter().cloned());
+            for entry in bundle.definitions {
+                let id = entry.definition.id.clone();
+                if let Some(prev) = services.get(&id)
+                    && !overwrite
+                {
+                    let prev_label = catalog.bundles[prev.bundle].origin.label();
+                    let mut e = CatalogError::new(
+                            &label,
+                            format!(
+                                "service definition \"{id}\" already exists in {prev_label}; set catalogOverwrite: true \
+                                 to replace it"
+                            ),
+                        )
+                        .at("metadata.name")
+                        .for_item(entry.item);
+                    e.file.clone_from(&entry.file);
+                    errors.push(e);
+                    continue;
+                }
+                services.insert(
+                    id,
+                    Service {
+                        definition: entry.definition,
+                        bundle: index,
+                        file: entry.file,
+                        item: entry.item,
+                        instance_schema: OnceLock::new(),
+                    },
+                );
+            }
+            for (name, text) in bundle.templates {
+                if let Some((_, prev)) = catalog.templates.get(&name)
+                    && !overwrite
+                {
+                    let prev_label = catalog.bundles[*prev].origin.label();
+                    errors.push(
+                            CatalogError::new(&label, format!("template \"{name}\" already exists in {prev_label}; set catalogOverwrite: true to replace it"))
+                                .in_file(name.clone()),
+                        );
+                    continue;
+                }
+                catalog.templates.insert(name, (text, index));
+            }
+            for (name, file) in bundle.statics {
+                if let Some((_, prev)) = catalog.statics.get(&name)
+                    && !overwrite
+                {
+                    let prev_label = catalog.bundles[*prev].origin.label();
+                    errors.push(
+                            CatalogError::new(&label, format!("manifest \"{name}\" already exists in {prev_label}; set catalogOverwrite: true to replace it"))
+                                .in_file(name.clone()),
+                        );
+                    continue;
+                }
+                catalog.statics.insert(name, (file, index));
+            }
+            catalog.bundles.push(BundleInfo {
+                origin: bundle.origin,
+                name: bundle.name,
+                version: bundle.version,
+                digest: bundle.digest,
+                reference,
+                publishers,
+                pin: bundle.pin,
+            });
+        }
+        catalog
+            .groups
+            .entry(SERVICES_GROUP.to_owned())
+            .or_default()
+            .insert(("v1alpha1".to_owned(), "ServiceSet".to_owned()));
+        for service in services.into_values() {
+            let gvk = service.definition.gvk.clone();
+            let reserved = gvk.group == SERVICES_GROUP && gvk.kind == "ServiceSet";
+            if reserved || catalog.kinds.contains_key(&gvk) {
+                let other = if reserved {
+                    "the ServiceSet kind".to_owned()
+                } else {
+                    catalog.describe_kind(&gvk)
+                };
+                let label = catalog.bundles[service.bundle].origin.label();
+                let mut e = CatalogError::new(
+                    &label,
+                    format!(
+                        "service \"{}\" is exposed as {gvk}, which is already taken by {other}; set spec.names.kind",
+                        service.definition.id
+                    ),
+                )
+                .at("spec.names.kind")
+                .for_item(service.item);
+                e.file.clone_from(&service.file);
+                errors.push(e);
+                continue;
+            }
+            let index = catalog.services.len();
+            catalog.claim(&gvk);
+            catalog.kinds.insert(
+                gvk,
+                Kind::Service {
+                    index,
+                    schema: None,
+                },
+            );
+            catalog.by_id.insert(service.definition.id.clone(), index);
+            catalog.services.push(service);
+        }
+        // KEP entries, in resolution order: a later catalog may replace a kind only with
+        // catalogOverwrite.
+        let mut kind_origin: HashMap<Gvk, usize> = HashMap::new();
+        for (bundle, entry, own_ids) in pending {
+            let label = catalog.bundles[bundle].origin.label();
+            let located = |e: CatalogError| {
+                let mut e = e.for_item(entry.item);
+                e.file.clone_from(&entry.file);
+                e
+            };
+            for (vi, version) in entry.function.versions.iter().enumerate() {
+                let gvk = entry.function.gvk(version);
+                let path = format!("{}.versions[{vi}]", entry.function.path);
+                if let Some(prev) = kind_origin
+                    .get(&gvk)
+                    .copied()
+                    .or_else(|| catalog.kinds.contains_key(&gvk).then_some(usize::MAX))
+                {
+                    let replaceable = overwrite && prev != bundle && prev != usize::MAX;
+                    if !replaceable {
+                        let other = catalog.describe_kind(&gvk);
+                        errors.push(located(
+                            CatalogError::new(&label, format!("kind {gvk} is already defined by {other}; set catalogOverwrite: true to replace it"))
+                                .at(path.clone()),
+                        ));
+                        continue;
+                    }
+                }
+                let schema = version.schema.clone().map(Arc::new);
+                let kind = match &version.runtime {
+                    Runtime::Service { name } => {
+                        let found = own_ids
+                            .iter()
+                            .any(|id| id == name)
+                            .then(|| catalog.by_id.get(name).copied())
+                            .flatten();
+                        match found {
+                            Some(index) => Kind::Service { index, schema },
+                            None => {
+                                errors.push(located(
+                                    CatalogError::new(
+                                        &label,
+                                        format!("runtime service \"{name}\" is not a ServiceDefinition of this catalog"),
+                                    )
+                                    .at(format!("{path}.runtime.service.name")),
+                                ));
+                                continue;
+                            }
+                        }
+                    }
+                    runtime => Kind::Function {
+                        runtime: runtime.clone(),
+                        schema,
+                        bundle,
+                    },
+                };
+                catalog.claim(&gvk);
+                kind_origin.insert(gvk.clone(), bundle);
+                catalog.kinds.insert(gvk, kind);
+            }
+        }
+        (catalog, errors)
+    }
+
+    /// Every service, sorted by ID.
+    pub fn services(&self) -> &[Service] {
+        &self.services
+    }
+
+    /// A service by ID.
+    pub fn service(&self, id: &str) -> Option<&Service> {
+        self.by_id.get(id).map(|i| &self.services[*i])
+    }
+
+    /// The service exposed under a group/version/kind.
+    pub fn service_for(&self, gvk: &Gvk) -> Option<&Service> {
+        match self.kinds.get(gvk)? {
+            Kind::Service { index, .. } => self.services.get(*index),
+            Kind::Function { .. } => None,
+        }
+    }
+
+    /// Every kind, sorted by group/version/kind.
+    pub fn kinds(&self) -> Vec<(&Gvk, &Kind)> {
+        let mut kinds: Vec<(&Gvk, &Kind)> = self.kinds.iter().collect();
+        kinds.sort_by(|a, b| a.0.cmp(b.0));
+        kinds
+    }
+
+    /// What a group/version/kind resolves to.
+    pub fn kind_for(&self, gvk: &Gvk) -> Option<&Kind> {
+        self.kinds.get(gvk)
+    }
+
+    fn claim(&mut self, gvk: &Gvk) {
+        self.groups
+            .entry(gvk.group.clone())
+            .or_default()
+            .insert((gvk.version.clone(), gvk.kind.clone()));
+    }
+
+    fn describe_kind(&self, gvk: &Gvk) -> String {
+        match self.kinds.get(gvk) {
+            Some(Kind::Service { index, .. }) => {
+                format!("service \"{}\"", self.services[*index].definition.id)
+            }
+            Some(Kind::Function { bundle, .. }) => {
+                format!("a function of {}", self.bundles[*bundle].origin.label())
+            }
+            None => "nothing".to_owned(),
+        }
+    }
+
+    /// Whether some catalog entry uses this group (unknown kinds in it are errors).
+    pub fn claims_group(&self, group: &str) -> bool {
+        self.groups.contains_key(group)
+    }
+
+    /// The kinds a claimed group knows, as `version/Kind`, sorted.
+    pub fn known_kinds(&self, group: &str) -> Vec<String> {
+        self.groups
+            .get(group)
+            .map(|set| set.iter().map(|(v, k)| format!("{v}/{k}")).collect())
+            .unwrap_or_default()
+    }
+
+    /// The bundle a service came from.
+    pub fn bundle_of(&self, service: &Service) -> &BundleInfo {
+        &self.bundles[service.bundle]
+    }
+
+    /// Every template, by name, with its text.
+    pub fn templates(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.templates
+            .iter()
+            .map(|(n, (t, _))| (n.as_str(), t.as_str()))
+    }
+
+    /// What renders for a service, in path order: the standard `templates/**` and the service's
+    /// `charts/<chartPath>/**`, partials excluded.
+    pub fn outputs_for(&self, service: &Service) -> Vec<TemplateRef<'_>> {
+        let chart_prefix = format!("charts/{}/", service.definition.chart_path);
+        let mut out: Vec<(&str, TemplateRef<'_>)> = Vec::new();
+        for name in self.templates.keys() {
+            if (name.starts_with("templates/") || name.starts_with(&chart_prefix))
+                && !is_partial(name)
+            {
+                out.push((name, TemplateRef::Template(name)));
+            }
+        }
+        for (name, (file, _)) in &self.statics {
+            if name.starts_with(&chart_prefix) {
+                out.push((name, TemplateRef::Static(name, file)));
+            }
+        }
+        out.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        out.into_iter().map(|(_, t)| t).collect()
+    }
+
+    /// The bundles' references joined, for `version` and logs.
+    pub fn describe(&self) -> String {
+        self.bundles
+            .iter()
+            .map(|b| format!("{} ({})", b.reference, b.origin.label()))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}

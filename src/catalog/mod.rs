@@ -1,0 +1,100 @@
+//! Catalogs: where service kinds come from.
+//!
+//! A catalog is loaded from one source into a [`Bundle`] (ServiceDefinitions, catalog metadata,
+//! templates, static manifests), then the bundles of a run are merged into one [`Catalog`] in
+//! resolution order: built-in, `spec.catalogs` in order, inline. Conflicts between bundles are
+//! errors unless `catalogOverwrite` lets the later bundle replace the earlier entry.
+
+mod bundle;
+pub mod kep;
+mod lint;
+mod merge;
+pub mod schema;
+
+pub use bundle::{Bundle, DefinitionEntry, FunctionEntry, Origin, StaticFile};
+pub use lint::lint;
+pub use merge::{BundleInfo, Catalog, Kind, Service, TemplateRef};
+
+use std::fmt;
+
+/// Catalog documents that name a catalog root (kubara `Catalog`).
+pub const KUBARA_CATALOG_KIND: &str = "Catalog";
+
+/// A problem with a catalog, attributed to its source, file and (for inline catalogs) item.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct CatalogError {
+    /// The catalog source, e.g. `built-in catalog`, `catalog ./platform`, `inline catalog`.
+    pub source: String,
+    /// File inside the catalog root, when the problem is in one.
+    pub file: Option<String>,
+    /// Index of the input item, for inline catalogs.
+    pub item: Option<usize>,
+    /// Field or schema path inside the document, when known.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+    /// Warnings do not fail the run.
+    pub warning: bool,
+}
+
+impl CatalogError {
+    /// An error of a catalog source, not tied to a file.
+    pub fn new(source: &str, message: impl Into<String>) -> Self {
+        Self {
+            source: source.to_owned(),
+            file: None,
+            item: None,
+            path: String::new(),
+            message: message.into(),
+            warning: false,
+        }
+    }
+
+    /// Attach the file inside the catalog.
+    #[must_use]
+    pub fn in_file(mut self, file: impl Into<String>) -> Self {
+        self.file = Some(file.into());
+        self
+    }
+
+    /// Attach a field path.
+    #[must_use]
+    pub fn at(mut self, path: impl Into<String>) -> Self {
+        self.path = path.into();
+        self
+    }
+
+    /// Attach the inline item it came from.
+    #[must_use]
+    pub fn for_item(mut self, item: Option<usize>) -> Self {
+        self.item = item;
+        self
+    }
+
+    /// Make it a warning.
+    #[must_use]
+    pub fn warning(mut self) -> Self {
+        self.warning = true;
+        self
+    }
+}
+
+impl fmt::Display for CatalogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.source)?;
+        if let Some(file) = &self.file {
+            write!(f, ": {file}")?;
+        }
+        if !self.path.is_empty() {
+            write!(f, ": {}", self.path)?;
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+/// Whether a template or manifest file name is a partial (only included, never rendered alone).
+pub fn is_partial(name: &str) -> bool {
+    name.rsplit('/')
+        .next()
+        .is_some_and(|base| base.starts_with('_'))
+}

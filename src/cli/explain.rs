@@ -1,0 +1,207 @@
+//! `krm-catalog explain KIND[.field.path]`, in the shape of `kubectl explain`.
+
+use std::fmt::Write as _;
+use std::process::ExitCode;
+
+use serde_json::Value;
+
+use super::{CatalogArgs, Stdout, load_for_command};
+use crate::catalog::Catalog;
+use crate::catalog::schema::{self, Flavor};
+use crate::logger::Level;
+
+/// The schema of a kind given by name (case-insensitive), or a service ID.
+pub fn schema_for_kind(catalog: &Catalog, kind: &str, flavor: Flavor) -> Result<Value, String> {
+    if kind.eq_ignore_ascii_case("ServiceSet") {
+        return Ok(schema::service_set(catalog, flavor));
+    }
+    if kind.eq_ignore_ascii_case(crate::config::KIND) {
+        return Ok(crate::config::json_schema());
+    }
+    let found = catalog
+        .services()
+        .iter()
+        .find(|s| s.definition.gvk.kind.eq_ignore_ascii_case(kind) || s.definition.id == kind);
+    if let Some(s) = found {
+        Ok(schema::service_object(s, flavor))
+    } else {
+        let mut kinds: Vec<&str> = vec!["ServiceSet", crate::config::KIND];
+        kinds.extend(
+            catalog
+                .services()
+                .iter()
+                .map(|s| s.definition.gvk.kind.as_str()),
+        );
+        let hint = crate::suggest::hint(kind, kinds.iter().copied());
+        Err(format!(
+            "unknown kind \"{kind}\"{hint}; known kinds: {}",
+            kinds.join(", ")
+        ))
+    }
+}
+
+fn type_of(node: &Value) -> String {
+    if node
+        .get("x-kubernetes-int-or-string")
+        .and_then(Value::as_bool)
+        == Some(true)
+    {
+        return "IntOrString".into();
+    }
+    let t = match node.get("type") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|s| *s != "null")
+            .unwrap_or("")
+            .to_owned(),
+        _ => String::new(),
+    };
+    match t.as_str() {
+        "object" => match node.get("additionalProperties") {
+            Some(ap @ Value::Object(_)) if node.get("properties").is_none() => {
+                format!("map[string]{}", type_of(ap))
+            }
+            _ => "Object".into(),
+        },
+        "array" => format!(
+            "[]{}",
+            node.get("items").map_or_else(|| "Object".into(), type_of)
+        ),
+        "" => {
+            if node.get("enum").is_some() {
+                "string".into()
+            } else {
+                "Object".into()
+            }
+        }
+        other => other.into(),
+    }
+}
+
+fn describe(node: &Value) -> String {
+    let mut text = node
+        .get("description")
+        .and_then(Value::as_str)
+        .unwrap_or("<empty>")
+        .to_owned();
+    if let Some(values) = node.get("enum").and_then(Value::as_array) {
+        let list: Vec<String> = values.iter().map(Value::to_string).collect();
+        let _ = write!(text, "\nValues: {}", list.join(", "));
+    }
+    if let Some(format) = node.get("format").and_then(Value::as_str) {
+        let _ = write!(text, "\nFormat: {format}");
+    }
+    if let Some(default) = node.get("default") {
+        let _ = write!(text, "\nDefault: {default}");
+    }
+    text
+}
+
+fn indent(text: &str, by: usize) -> String {
+    let pad = " ".repeat(by);
+    text.lines()
+        .map(|l| {
+            if l.is_empty() {
+                String::new()
+            } else {
+                format!("{pad}{l}")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Run `explain`.
+pub fn run(target: &str, args: &CatalogArgs) -> ExitCode {
+    let Some(catalog) = load_for_command(args) else {
+        return ExitCode::from(1);
+    };
+    let mut parts = target.split('.');
+    let kind = parts.next().unwrap_or_default();
+    let root = match schema_for_kind(&catalog, kind, Flavor::Explain) {
+        Ok(r) => r,
+        Err(e) => {
+            crate::log!(Level::Error, "{e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut node = &root;
+    let mut walked = Vec::new();
+    for part in parts {
+        let mut next = node.get("properties").and_then(|p| p.get(part));
+        if next.is_none()
+            && let Some(items) = node.get("items")
+        {
+            next = items.get("properties").and_then(|p| p.get(part));
+        }
+        if next.is_none()
+            && let Some(ap @ Value::Object(_)) = node.get("additionalProperties")
+        {
+            next = Some(ap);
+        }
+        if let Some(n) = next {
+            node = n;
+            walked.push(part);
+        } else {
+            let fields: Vec<&str> = node
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|m| m.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            let hint = crate::suggest::hint(part, fields.iter().copied());
+            crate::log!(
+                Level::Error,
+                "field \"{part}\" does not exist in {kind}.{}{hint}",
+                walked.join(".")
+            );
+            return ExitCode::from(1);
+        }
+    }
+    let api_version = root
+        .get("properties")
+        .and_then(|p| p.get("apiVersion"))
+        .and_then(|a| a.get("enum"))
+        .and_then(|e| e.get(0))
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind_name = root.get("title").and_then(Value::as_str).unwrap_or(kind);
+    let (group, version) = crate::gvk::split_api_version(api_version);
+    let mut out = String::new();
+    if !group.is_empty() {
+        let _ = writeln!(out, "GROUP:      {group}");
+    }
+    let _ = writeln!(out, "KIND:       {kind_name}");
+    let _ = writeln!(out, "VERSION:    {version}\n");
+    if let Some(last) = walked.last() {
+        let _ = writeln!(out, "FIELD: {last} <{}>\n", type_of(node));
+    }
+    let _ = writeln!(out, "DESCRIPTION:\n{}\n", indent(&describe(node), 4));
+    let fields_node = node
+        .get("items")
+        .filter(|_| node.get("properties").is_none())
+        .unwrap_or(node);
+    if let Some(props) = fields_node.get("properties").and_then(Value::as_object) {
+        let required: Vec<&str> = fields_node
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let _ = writeln!(out, "FIELDS:");
+        for (name, prop) in props {
+            let req = if required.contains(&name.as_str()) {
+                " -required-"
+            } else {
+                ""
+            };
+            let _ = writeln!(out, "  {name}\t<{}>{req}", type_of(prop));
+            let _ = writeln!(out, "{}\n", indent(&describe(prop), 4));
+        }
+    }
+    if Stdout::write(&out) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

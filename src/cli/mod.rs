@@ -1,0 +1,727 @@
+//! The command line: function mode (no subcommand) and the human commands.
+//!
+//! `cli()` declares, `exec()` runs (cargo's split). Everything that writes to stdout goes
+//! through [`Stdout`], so a stray print can never corrupt the KRM protocol.
+
+mod explain;
+mod render_cmd;
+
+use std::fmt::Write as _;
+use std::io::{Read as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::catalog::{self, Bundle, Catalog};
+use crate::config::{self, CatalogEntry, CatalogSource, Settings};
+use crate::logger::Level;
+use crate::pipeline::{self, RunContext};
+use crate::resource_list;
+use crate::results::{Results, Severity};
+
+const ABOUT: &str =
+    "Resolve kinds through catalogs and expand service objects into manifests (a KRM function)";
+
+const LONG_ABOUT: &str = "\
+krm-catalog is a KRM function. With no subcommand it reads a ResourceList on stdin and writes one
+on stdout, as kpt and kustomize expect:
+
+  kpt fn eval --exec krm-catalog DIR
+  kpt fn eval --image krm-catalog:latest DIR -- cluster-type=hub
+  kustomize build --enable-alpha-plugins --enable-exec DIR
+
+Service objects (one per service, e.g. `kind: CertManager`) and ServiceSets
+(`apiVersion: services.krm-catalog.dev/v1alpha1`) among the items are defaulted and validated
+against their catalog's schema, exactly as the Kubernetes apiserver defaults CRDs, and rendered
+into manifests placed next to them. Every other item passes through untouched.
+
+The function config is a `krm-catalog.dev/v1alpha1 ResolveCatalog`, a kpt ConfigMap
+(keys: catalogs, trusted-catalogs, builtin, catalog-overwrite, cluster-type, offline, mode,
+allow-exec, allow-network, container-engine, cluster.<key>), or a ServiceSet/service object
+carrying the same settings in its spec.
+
+Exit codes: 0 success (warnings allowed); 1 error results or unreadable input; 2 usage error.";
+
+/// Command line.
+#[derive(Debug, Parser)]
+#[command(name = "krm-catalog", version, about = ABOUT, long_about = LONG_ABOUT, disable_help_subcommand = true)]
+pub struct Cli {
+    /// More logging on stderr (-v info, -vv debug, -vvv trace); RUST_LOG works too
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Expand services in plain YAML files and print the manifests (standalone mode)
+    Render(render_cmd::RenderArgs),
+    /// Print a JSON Schema for editors (yaml-language-server): one kind, or all kinds
+    Schema {
+        /// A kind (`ServiceSet`, `CertManager`, `ResolveCatalog`); all kinds when omitted
+        kind: Option<String>,
+        /// Print the function's own KEP-2906 metadata (a KRMFunctionCatalog, YAML) instead
+        #[arg(long, conflicts_with = "kind")]
+        function_catalog: bool,
+        #[command(flatten)]
+        catalogs: CatalogArgs,
+    },
+    /// Describe a kind or one of its fields, like `kubectl explain`
+    Explain {
+        /// `KIND` or `KIND.field.path`, e.g. `CertManager.spec.config.clusterIssuer`
+        target: String,
+        #[command(flatten)]
+        catalogs: CatalogArgs,
+    },
+    /// Inspect and check catalogs
+    #[command(subcommand)]
+    Catalog(CatalogCommand),
+    /// Print the version and the built-in catalog
+    Version,
+}
+
+#[derive(Debug, Subcommand)]
+enum CatalogCommand {
+    /// Show what a catalog holds before you trust it: name, version, digest, publisher,
+    /// services, kinds with their runtimes and pins, templates
+    View {
+        /// A directory or file, `https://…` (optionally `#sha256=<hex>`), `oci://…`, or `builtin`
+        reference: String,
+    },
+    /// Fill in every missing sha256 of a local catalog's runtimes (images from their registry,
+    /// binaries from their download), editing the files in place
+    Lock {
+        /// A catalog directory or file
+        path: PathBuf,
+    },
+    /// Check every runtime digest of a catalog against registries and downloads; exits 1 on any
+    /// mismatch, unpinned runtime or error (the CI gate)
+    Verify {
+        /// A directory or file, `https://…`, `oci://…`, or `builtin`
+        reference: String,
+    },
+    /// Fetch remote catalogs into the cache (for offline runs and network-less containers)
+    Pull {
+        /// `https://…` (optionally `#sha256=<hex>`) or `oci://registry/repo:tag[@sha256:…]`
+        #[arg(required = true)]
+        references: Vec<String>,
+    },
+    /// Run every load-time check on a catalog and render every service with its defaults
+    Lint {
+        /// Catalog directories or files
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Lint together with the built-in catalog (as a run with `builtin: true` would load it)
+        #[arg(long)]
+        with_builtin: bool,
+        /// Cluster values for the test render, `key=value` (repeatable)
+        #[arg(long = "cluster", value_name = "KEY=VALUE")]
+        cluster: Vec<String>,
+    },
+}
+
+/// Which catalogs a human command looks at.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CatalogArgs {
+    /// A function config to take catalogs from (ResolveCatalog, ConfigMap or ServiceSet)
+    #[arg(long, value_name = "FILE")]
+    fn_config: Option<PathBuf>,
+    /// An extra catalog directory or file (repeatable), searched after the built-in catalog
+    #[arg(long = "catalog", value_name = "PATH")]
+    catalogs: Vec<String>,
+    /// Leave out the built-in catalog
+    #[arg(long)]
+    no_builtin: bool,
+    /// Let later catalogs replace earlier definitions
+    #[arg(long)]
+    catalog_overwrite: bool,
+}
+
+/// Writes to stdout: the one place that does.
+pub struct Stdout;
+
+impl Stdout {
+    /// Write everything, ignoring a closed pipe (`| head` is not an error).
+    pub fn write(text: &str) -> bool {
+        let mut out = std::io::stdout().lock();
+        match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => true,
+            Err(e) => {
+                crate::log!(Level::Error, "cannot write to stdout: {e}");
+                false
+            }
+        }
+    }
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            // clap prints help/version to stdout and usage errors to stderr itself.
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    crate::logger::init(cli.verbose);
+    exec(cli)
+}
+
+/// Run a parsed command line.
+pub fn exec(cli: Cli) -> ExitCode {
+    match cli.command {
+        None => function_mode(),
+        Some(Command::Render(args)) => render_cmd::run(&args),
+        Some(Command::Schema {
+            kind,
+            function_catalog,
+            catalogs,
+        }) => {
+            if function_catalog {
+                function_catalog_yaml(&catalogs)
+            } else {
+                schema(kind.as_deref(), &catalogs)
+            }
+        }
+        Some(Command::Explain { target, catalogs }) => explain::run(&target, &catalogs),
+        Some(Command::Catalog(CatalogCommand::View { reference })) => catalog_view(&reference),
+        Some(Command::Catalog(CatalogCommand::Pull { references })) => catalog_pull(&references),
+        Some(Command::Catalog(CatalogCommand::Lock { path })) => catalog_lock(&path),
+        Some(Command::Catalog(CatalogCommand::Verify { reference })) => catalog_verify(&reference),
+        Some(Command::Catalog(CatalogCommand::Lint {
+            paths,
+            with_builtin,
+            cluster,
+        })) => catalog_lint(&paths, with_builtin, &cluster),
+        Some(Command::Version) => version(),
+    }
+}
+
+/// Print results on stderr, one line each (kustomize ignores `results`; stderr is all it shows).
+pub fn report(results: &Results) {
+    let mut err = std::io::stderr().lock();
+    for r in results.sorted() {
+        if r.severity != Severity::Info || crate::logger::enabled(Level::Info) {
+            let _ = writeln!(err, "{r}");
+        }
+    }
+}
+
+fn function_mode() -> ExitCode {
+    let mut input = String::new();
+    let limit = crate::yaml::max_input_bytes() as u64 + 1;
+    if let Err(e) = std::io::stdin()
+        .lock()
+        .take(limit)
+        .read_to_string(&mut input)
+    {
+        crate::log!(Level::Error, "cannot read the ResourceList from stdin: {e}");
+        return ExitCode::from(1);
+    }
+    let list = match resource_list::read(&input) {
+        Ok(list) => list,
+        Err(e) => {
+            crate::log!(Level::Error, "{e}");
+            return ExitCode::from(1);
+        }
+    };
+    drop(input);
+    let outcome = pipeline::run(list, &RunContext::default());
+    let sorted: Vec<serde_json::Value> = outcome
+        .results
+        .sorted()
+        .iter()
+        .map(crate::results::KrmResult::to_value)
+        .collect();
+    let text = resource_list::write(outcome.list, Some(sorted));
+    let written = Stdout::write(&text);
+    report(&outcome.results);
+    if outcome.results.has_errors() || !written {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// Load the catalogs a human command asked for; errors are printed.
+fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
+    let mut settings = Settings::default();
+    if let Some(path) = &args.fn_config {
+        let text = match fs_err::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) => {
+                crate::log!(Level::Error, "{e}");
+                return None;
+            }
+        };
+        let doc = match crate::yaml::parse(&text) {
+            Ok(d) => d,
+            Err(e) => {
+                crate::log!(Level::Error, "{}: {e}", path.display());
+                return None;
+            }
+        };
+        let fc = config::parse(Some(&doc));
+        for p in &fc.problems {
+            crate::log!(Level::Error, "{}: {p}", path.display());
+        }
+        if !fc.problems.is_empty() {
+            return None;
+        }
+        settings = fc.settings;
+    }
+    for (i, c) in args.catalogs.iter().enumerate() {
+        settings.catalogs.push(CatalogEntry {
+            source: CatalogSource::Path(c.clone()),
+            field: format!("--catalog[{i}]"),
+        });
+    }
+    if args.no_builtin {
+        settings.builtin = false;
+    }
+    settings.catalog_overwrite |= args.catalog_overwrite;
+    let (catalog, errors) = pipeline::load_catalogs(&settings, &[], &RunContext::default());
+    let mut failed = false;
+    for (e, _) in errors {
+        let level = if e.warning { Level::Warn } else { Level::Error };
+        failed |= !e.warning;
+        crate::log!(level, "{e}");
+    }
+    if failed { None } else { Some(catalog) }
+}
+
+fn print_json(value: &serde_json::Value) -> ExitCode {
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    if Stdout::write(&(text + "\n")) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn schema(kind: Option<&str>, args: &CatalogArgs) -> ExitCode {
+    let Some(catalog) = load_for_command(args) else {
+        return ExitCode::from(1);
+    };
+    let value = match kind {
+        None => catalog::schema::all(&catalog),
+        Some(k) => match explain::schema_for_kind(&catalog, k, catalog::schema::Flavor::Validation)
+        {
+            Ok(v) => v,
+            Err(e) => {
+                crate::log!(Level::Error, "{e}");
+                return ExitCode::from(1);
+            }
+        },
+    };
+    print_json(&value)
+}
+
+fn function_catalog_yaml(args: &CatalogArgs) -> ExitCode {
+    let Some(catalog) = load_for_command(args) else {
+        return ExitCode::from(1);
+    };
+    let text = crate::yaml::emit(&catalog::schema::krm_function_catalog(&catalog));
+    if Stdout::write(&text) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// A catalog reference on the command line: a URL (with an optional `#sha256=` pin), an
+/// `oci://` reference, or a local path.
+pub fn parse_reference(reference: &str) -> CatalogSource {
+    if reference.starts_with("https://") || reference.starts_with("http://") {
+        match reference.split_once("#sha256=") {
+            Some((url, pin)) => CatalogSource::Url {
+                url: url.to_owned(),
+                sha256: Some(pin.to_owned()),
+            },
+            None => CatalogSource::Url {
+                url: reference.to_owned(),
+                sha256: None,
+            },
+        }
+    } else if let Some(r) = reference.strip_prefix("oci://") {
+        CatalogSource::Oci(r.to_owned())
+    } else {
+        CatalogSource::Path(reference.to_owned())
+    }
+}
+
+/// How `catalog view` shows a kind's runtime and whether its digest is pinned.
+fn describe_runtime(catalog: &Catalog, kind: &catalog::Kind) -> (String, String) {
+    use crate::catalog::kep::Runtime;
+    match kind {
+        catalog::Kind::Service { index, .. } => {
+            let id = catalog
+                .services()
+                .get(*index)
+                .map_or("?", |s| s.definition.id.as_str());
+            (
+                format!("service {id}"),
+                "(templates of this catalog)".to_owned(),
+            )
+        }
+        catalog::Kind::Function {
+            runtime: Runtime::Container { image, sha256, .. },
+            ..
+        } => {
+            let pinned = match (image.contains("@sha256:"), sha256) {
+                (_, Some(d)) => format!("pinned sha256:{}", d.trim_start_matches("sha256:")),
+                (true, None) => "pinned in the image reference".to_owned(),
+                (false, None) => "NOT PINNED (no sha256)".to_owned(),
+            };
+            (format!("container {image}"), pinned)
+        }
+        catalog::Kind::Function {
+            runtime: Runtime::Exec { platforms },
+            ..
+        } => {
+            let list: Vec<String> = platforms
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{}/{} {}",
+                        p.os,
+                        p.arch,
+                        if p.sha256.is_some() {
+                            "pinned"
+                        } else {
+                            "NOT PINNED"
+                        }
+                    )
+                })
+                .collect();
+            ("exec".to_owned(), list.join(", "))
+        }
+        catalog::Kind::Function {
+            runtime: Runtime::Service { name },
+            ..
+        } => (format!("service {name}"), String::new()),
+    }
+}
+
+fn catalog_lock(path: &std::path::Path) -> ExitCode {
+    let remote = crate::remote::Remote::new(false);
+    match crate::runtime::lock::lock(path, &remote) {
+        Ok(written) => {
+            let mut out = String::new();
+            for line in &written {
+                let _ = writeln!(out, "locked {line}");
+            }
+            if written.is_empty() {
+                let _ = writeln!(out, "{}: every runtime is already pinned", path.display());
+            }
+            if Stdout::write(&out) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            crate::log!(Level::Error, "{e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn catalog_verify(reference: &str) -> ExitCode {
+    let source = parse_reference(reference);
+    let remote = crate::remote::Remote::new(false);
+    let bundle = match &source {
+        _ if reference == "builtin" => crate::builtin::bundle(),
+        CatalogSource::Path(p) => Bundle::from_path(p, std::path::Path::new(p)),
+        _ => match remote.pull(&source) {
+            Ok(b) => b,
+            Err(e) => {
+                crate::log!(Level::Error, "{e}");
+                return ExitCode::from(1);
+            }
+        },
+    };
+    let failed_load = bundle.problems.iter().any(|p| !p.warning);
+    for p in &bundle.problems {
+        crate::log!(if p.warning { Level::Warn } else { Level::Error }, "{p}");
+    }
+    // Relative file:// URIs resolve against the working directory, as in function mode.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let functions: Vec<crate::catalog::kep::Function> = bundle
+        .functions
+        .iter()
+        .map(|f| f.function.clone())
+        .collect();
+    let checks = crate::runtime::lock::verify(&functions, &remote, &cwd);
+    let mut out = String::new();
+    for check in &checks {
+        let _ = writeln!(out, "{check}");
+    }
+    let bad = checks.iter().filter(|c| c.status != "ok").count();
+    let _ = writeln!(out, "{} runtimes checked, {bad} not ok", checks.len());
+    if Stdout::write(&out) && bad == 0 && !failed_load {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn catalog_pull(references: &[String]) -> ExitCode {
+    let remote = crate::remote::Remote::new(false);
+    let mut failed = false;
+    let mut out = String::new();
+    for reference in references {
+        let source = parse_reference(reference);
+        if matches!(source, CatalogSource::Path(_)) {
+            crate::log!(
+                Level::Error,
+                "{reference}: not a remote catalog (https://… or oci://…)"
+            );
+            failed = true;
+            continue;
+        }
+        match remote.pull(&source) {
+            Ok(bundle) if bundle.problems.iter().all(|p| p.warning) => {
+                let _ = writeln!(
+                    out,
+                    "pulled {reference} ({} services, content sha256:{}) into {}",
+                    bundle.definitions.len(),
+                    bundle.digest,
+                    remote.cache().describe()
+                );
+            }
+            Ok(bundle) => {
+                for p in bundle.problems.iter().filter(|p| !p.warning) {
+                    crate::log!(Level::Error, "{p}");
+                }
+                failed = true;
+            }
+            Err(e) => {
+                crate::log!(Level::Error, "{e}");
+                failed = true;
+            }
+        }
+    }
+    if remote.cache().root().is_none() {
+        crate::log!(
+            Level::Warn,
+            "no cache directory: set {} so that pulled catalogs are kept",
+            crate::remote::cache::CACHE_ENV
+        );
+    }
+    if Stdout::write(&out) && !failed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn catalog_view(reference: &str) -> ExitCode {
+    let source = parse_reference(reference);
+    let remote = !matches!(source, CatalogSource::Path(_));
+    let bundle = if reference == "builtin" {
+        crate::builtin::bundle()
+    } else if remote {
+        // Viewing is how a user decides to trust: it loads without the trust check.
+        match crate::remote::Remote::new(false).pull(&source) {
+            Ok(b) => b,
+            Err(e) => {
+                crate::log!(Level::Error, "{e}");
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        Bundle::from_path(reference, std::path::Path::new(reference))
+    };
+    let (catalog, errors) = Catalog::merge(vec![bundle], false);
+    for e in &errors {
+        crate::log!(if e.warning { Level::Warn } else { Level::Error }, "{e}");
+    }
+    if errors.iter().any(|e| !e.warning) {
+        return ExitCode::from(1);
+    }
+    let Some(info) = catalog.bundles.first() else {
+        return ExitCode::from(1);
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "Source:    {}", info.origin.label());
+    let _ = writeln!(
+        out,
+        "Name:      {}",
+        info.name.as_deref().unwrap_or("(unnamed)")
+    );
+    let _ = writeln!(
+        out,
+        "Version:   {}",
+        info.version.as_deref().unwrap_or("(none)")
+    );
+    let _ = writeln!(out, "Digest:    sha256:{}", info.digest);
+    let publisher = if info.publishers.is_empty() {
+        "(not declared)".to_owned()
+    } else {
+        info.publishers.join(", ")
+    };
+    let _ = writeln!(out, "Publisher: {publisher}");
+    if let Some(pin) = &info.pin {
+        let pinned = match &source {
+            CatalogSource::Url { url, .. } => {
+                format!("url: {url}, sha256: {}", pin.trim_start_matches("sha256:"))
+            }
+            CatalogSource::Oci(r) => format!("oci: {}@{pin}", r.split('@').next().unwrap_or(r)),
+            CatalogSource::Path(_) => pin.clone(),
+        };
+        let _ = writeln!(out, "Pin:       {pinned}");
+    }
+    let trust = if remote {
+        format!(
+            "remote: loaded only when spec.trustedCatalogs lists it, e.g. trustedCatalogs: [\"{reference}\"]"
+        )
+    } else {
+        "local source, trusted".to_owned()
+    };
+    let _ = writeln!(out, "Trust:     {trust}\n");
+    let _ = writeln!(out, "Services ({}):", catalog.services().len());
+    let rows: Vec<[String; 5]> = catalog
+        .services()
+        .iter()
+        .map(|s| {
+            let d = &s.definition;
+            let keys = d
+                .config_schema
+                .as_ref()
+                .and_then(|c| {
+                    c.raw()
+                        .get("properties")
+                        .and_then(serde_json::Value::as_object)
+                })
+                .map(|p| p.keys().cloned().collect::<Vec<_>>().join(","))
+                .unwrap_or_default();
+            [
+                d.id.clone(),
+                d.gvk.to_string(),
+                d.status.as_str().to_owned(),
+                if d.cluster_types.is_empty() {
+                    "*".to_owned()
+                } else {
+                    d.cluster_types.join(",")
+                },
+                if keys.is_empty() {
+                    "-".to_owned()
+                } else {
+                    keys
+                },
+            ]
+        })
+        .collect();
+    let header = ["ID", "KIND", "STATUS", "CLUSTER TYPES", "CONFIG"];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let mut l = String::from("  ");
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i + 1 == cells.len() {
+                l.push_str(cell);
+            } else {
+                let _ = write!(l, "{cell:<w$}  ");
+            }
+        }
+        l.push('\n');
+        l
+    };
+    out.push_str(&line(&header));
+    for row in &rows {
+        out.push_str(&line(&row.iter().map(String::as_str).collect::<Vec<_>>()));
+    }
+    let templates: Vec<&str> = catalog.templates().map(|(n, _)| n).collect();
+    let kinds = catalog.kinds();
+    let _ = writeln!(out, "\nKinds ({}):", kinds.len());
+    for (gvk, kind) in kinds {
+        let (runtime, pinned) = describe_runtime(&catalog, kind);
+        let _ = writeln!(out, "  {gvk}  {runtime}  {pinned}");
+    }
+    let _ = writeln!(out, "\nTemplates ({}):", templates.len());
+    for t in templates {
+        let kind = if catalog::is_partial(t) {
+            " (partial)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "  {t}{kind}");
+    }
+    if Stdout::write(&out) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn catalog_lint(paths: &[PathBuf], with_builtin: bool, cluster: &[String]) -> ExitCode {
+    let mut cluster_values = serde_json::Map::new();
+    for kv in cluster {
+        if let Some((k, v)) = kv.split_once('=') {
+            cluster_values.insert(k.to_owned(), serde_json::Value::String(v.to_owned()));
+        } else {
+            crate::log!(Level::Error, "--cluster {kv}: expected KEY=VALUE");
+            return ExitCode::from(2);
+        }
+    }
+    let mut failed = false;
+    let mut err = std::io::stderr().lock();
+    for path in paths {
+        let label = path.display().to_string();
+        let mut bundles = Vec::new();
+        if with_builtin {
+            bundles.push(crate::builtin::bundle());
+        }
+        bundles.push(Bundle::from_path(&label, path));
+        let (catalog, mut problems) = Catalog::merge(bundles, false);
+        // Rendering a catalog that did not load cleanly would only repeat its errors.
+        if !problems.iter().any(|e| !e.warning) {
+            problems.extend(catalog::lint(&catalog, &cluster_values));
+        }
+        for e in &problems {
+            failed |= !e.warning;
+            let _ = writeln!(err, "{}: {e}", if e.warning { "warning" } else { "error" });
+        }
+        if !problems.iter().any(|e| !e.warning) {
+            let templates = catalog.templates().count();
+            let _ = writeln!(
+                err,
+                "ok: {label}: {} services, {templates} templates",
+                catalog.services().len()
+            );
+        }
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn version() -> ExitCode {
+    let (catalog, _) = Catalog::merge(vec![crate::builtin::bundle()], false);
+    let builtin = catalog
+        .bundles
+        .first()
+        .map(|b| format!("{} sha256:{}", b.reference, b.digest))
+        .unwrap_or_default();
+    let text = format!(
+        "krm-catalog {}\nbuilt-in catalog: {builtin}\n",
+        env!("CARGO_PKG_VERSION")
+    );
+    if Stdout::write(&text) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}

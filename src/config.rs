@@ -1,0 +1,540 @@
+//! The function config (SPEC §3): a typed `ResolveCatalog`, a kpt `ConfigMap`
+//! (`kpt fn eval -- key=value`), or a `ServiceSet`/service object carrying the same settings in
+//! its `spec` (kustomize generator style).
+
+use serde_json::{Map, Value};
+
+use crate::strict::{Problem, Reader, index, join};
+use crate::suggest;
+
+/// Our own API group.
+pub const GROUP: &str = "krm-catalog.dev";
+/// The typed config's apiVersion.
+pub const API_VERSION: &str = "krm-catalog.dev/v1alpha1";
+/// The typed config's kind.
+pub const KIND: &str = "ResolveCatalog";
+
+/// Setting keys of a config `spec` (also allowed in a `ServiceSet` or service object used as
+/// the function config).
+pub const SETTING_KEYS: &[&str] = &[
+    "catalogs",
+    "trustedCatalogs",
+    "builtin",
+    "catalogOverwrite",
+    "clusterType",
+    "cluster",
+    "functions",
+    "offline",
+];
+/// Settings that any service object or `ServiceSet` item may carry for itself.
+pub const ITEM_SETTING_KEYS: &[&str] = &["clusterType", "cluster"];
+
+const CONFIGMAP_KEYS: &[&str] = &[
+    "catalogs",
+    "trusted-catalogs",
+    "builtin",
+    "catalog-overwrite",
+    "cluster-type",
+    "mode",
+    "allow-exec",
+    "allow-network",
+    "container-engine",
+    "verify-tags",
+    "allow-unpinned",
+    "offline",
+];
+
+/// One entry of `spec.catalogs`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CatalogSource {
+    /// A local file or directory, relative to the working directory.
+    Path(String),
+    /// An HTTPS URL, optionally pinned by the sha256 of its bytes.
+    Url {
+        /// The URL.
+        url: String,
+        /// Expected sha256 (hex) of the fetched bytes.
+        sha256: Option<String>,
+    },
+    /// An OCI artifact reference.
+    Oci(String),
+}
+
+/// A catalog source with the field path it was configured at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogEntry {
+    /// The source.
+    pub source: CatalogSource,
+    /// Field path in the function config, e.g. `spec.catalogs[1]`.
+    pub field: String,
+}
+
+/// What to do with function-backed kinds (SPEC §7.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Run the runtime now, as a step.
+    Run,
+    /// Pin the verified runtime onto the item for kustomize/kpt to run.
+    Pin,
+}
+
+/// `spec.functions`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Functions {
+    /// run | pin.
+    pub mode: Mode,
+    /// Allow exec runtimes in run mode.
+    pub allow_exec: bool,
+    /// Allow runtimes that require the network to have it.
+    pub allow_network: bool,
+    /// docker | podman.
+    pub container_engine: String,
+    /// Check tag/digest agreement against the registry in function mode.
+    pub verify_tags: bool,
+    /// Images without a digest are warnings instead of errors.
+    pub allow_unpinned: bool,
+}
+
+impl Default for Functions {
+    fn default() -> Self {
+        Self {
+            mode: Mode::Run,
+            allow_exec: false,
+            allow_network: false,
+            container_engine: "docker".into(),
+            verify_tags: false,
+            allow_unpinned: false,
+        }
+    }
+}
+
+/// Effective settings of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// `spec.catalogs`, in order.
+    pub catalogs: Vec<CatalogEntry>,
+    /// `spec.trustedCatalogs`.
+    pub trusted_catalogs: Vec<String>,
+    /// Include the embedded catalog.
+    pub builtin: bool,
+    /// Later catalogs may replace earlier definitions.
+    pub catalog_overwrite: bool,
+    /// hub | spoke (or a catalog's own cluster types).
+    pub cluster_type: Option<String>,
+    /// Free-form values for templates.
+    pub cluster: Map<String, Value>,
+    /// Function-backed kinds.
+    pub functions: Functions,
+    /// Never touch the network.
+    pub offline: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            catalogs: Vec::new(),
+            trusted_catalogs: Vec::new(),
+            builtin: true,
+            catalog_overwrite: false,
+            cluster_type: None,
+            cluster: Map::new(),
+            functions: Functions::default(),
+            offline: false,
+        }
+    }
+}
+
+/// What kind of object the function config is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigKind {
+    /// No function config.
+    None,
+    /// `krm-catalog.dev/v1alpha1 ResolveCatalog`.
+    ResolveCatalog,
+    /// A kpt-style `ConfigMap`.
+    ConfigMap,
+    /// A `ServiceSet`: settings plus services to expand.
+    ServiceSet,
+    /// Anything else: possibly a single service object (decided once catalogs are loaded).
+    Other,
+}
+
+/// The parsed function config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionConfig {
+    /// Effective settings.
+    pub settings: Settings,
+    /// What the config object is.
+    pub kind: ConfigKind,
+    /// Problems found, with field paths in the config object.
+    pub problems: Vec<Problem>,
+}
+
+/// Classify and read a function config.
+pub fn parse(config: Option<&Value>) -> FunctionConfig {
+    let mut problems = Vec::new();
+    let Some(config) = config else {
+        return FunctionConfig {
+            settings: Settings::default(),
+            kind: ConfigKind::None,
+            problems,
+        };
+    };
+    let api_version = config
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let kind_name = config.get("kind").and_then(Value::as_str).unwrap_or("");
+    let (kind, settings) = match (api_version, kind_name) {
+        ("v1", "ConfigMap") => (ConfigKind::ConfigMap, read_configmap(config, &mut problems)),
+        (_, KIND) if api_version.starts_with(&format!("{GROUP}/")) => {
+            if api_version != API_VERSION {
+                problems.push(Problem::new(
+                    "apiVersion",
+                    format!("apiVersion must be \"{API_VERSION}\""),
+                ));
+            }
+            let spec = config.get("spec").cloned().unwrap_or(Value::Null);
+            let mut r = Reader::new(&spec, "spec", &mut problems);
+            r.deny_unknown(SETTING_KEYS);
+            (ConfigKind::ResolveCatalog, read_spec(&spec, &mut problems))
+        }
+        (_, "ServiceSet")
+            if api_version.starts_with(crate::service::definition::SERVICES_GROUP) =>
+        {
+            let spec = config.get("spec").cloned().unwrap_or(Value::Null);
+            (ConfigKind::ServiceSet, read_spec(&spec, &mut problems))
+        }
+        _ => {
+            let spec = config.get("spec").cloned().unwrap_or(Value::Null);
+            (ConfigKind::Other, read_spec(&spec, &mut problems))
+        }
+    };
+    FunctionConfig {
+        settings,
+        kind,
+        problems,
+    }
+}
+
+/// Read the setting keys of a `spec` (other keys are left to the caller).
+pub fn read_spec(spec: &Value, problems: &mut Vec<Problem>) -> Settings {
+    let mut settings = Settings::default();
+    let mut r = Reader::new(spec, "spec", problems);
+    if let Some(v) = r.get("catalogs") {
+        let path = r.field_path("catalogs");
+        settings.catalogs = read_catalogs(v, &path, r.problems());
+    }
+    if let Some(list) = r.strings("trustedCatalogs") {
+        settings.trusted_catalogs = list;
+    }
+    if let Some(b) = r.boolean("builtin") {
+        settings.builtin = b;
+    }
+    if let Some(b) = r.boolean("catalogOverwrite") {
+        settings.catalog_overwrite = b;
+    }
+    settings.cluster_type = r.string("clusterType");
+    if settings
+        .cluster_type
+        .as_deref()
+        .is_some_and(|t| t.trim().is_empty())
+    {
+        r.problem("clusterType", "must not be empty");
+        settings.cluster_type = None;
+    }
+    if let Some(cluster) = r.object("cluster") {
+        settings.cluster.clone_from(cluster);
+    }
+    if let Some(b) = r.boolean("offline") {
+        settings.offline = b;
+    }
+    if let Some(functions) = r.get("functions") {
+        let path = r.field_path("functions");
+        settings.functions = read_functions(functions, &path, r.problems());
+    }
+    settings
+}
+
+fn read_catalogs(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Vec<CatalogEntry> {
+    let Value::Array(list) = value else {
+        problems.push(Problem::new(
+            path,
+            "must be a list of catalog sources ({path|url|oci: ...})",
+        ));
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for (i, entry) in list.iter().enumerate() {
+        let field = index(path, i);
+        let mut r = Reader::new(entry, &field, problems);
+        r.deny_unknown(&["path", "url", "sha256", "oci"]);
+        let p = r.string("path");
+        let url = r.string("url");
+        let sha256 = r.string("sha256");
+        let oci = r.string("oci");
+        let given = [p.is_some(), url.is_some(), oci.is_some()]
+            .iter()
+            .filter(|b| **b)
+            .count();
+        if given != 1 {
+            problems.push(Problem::new(
+                &field,
+                "must set exactly one of path, url, oci",
+            ));
+            continue;
+        }
+        if sha256.is_some() && url.is_none() {
+            problems.push(Problem::new(
+                join(&field, "sha256"),
+                "sha256 pins a url source; pin OCI sources with @sha256: in the reference",
+            ));
+        }
+        if let Some(s) = &sha256
+            && !is_sha256_hex(s)
+        {
+            problems.push(Problem::new(
+                join(&field, "sha256"),
+                format!("\"{s}\" is not a sha256 digest (64 lowercase hex characters)"),
+            ));
+        }
+        let source = if let Some(p) = p {
+            if p.trim().is_empty() {
+                problems.push(Problem::new(join(&field, "path"), "must not be empty"));
+                continue;
+            }
+            CatalogSource::Path(p)
+        } else if let Some(url) = url {
+            CatalogSource::Url { url, sha256 }
+        } else if let Some(oci) = oci {
+            CatalogSource::Oci(oci)
+        } else {
+            continue;
+        };
+        out.push(CatalogEntry { source, field });
+    }
+    out
+}
+
+/// Environment variable with catalog paths (`:`-separated) loaded after the built-in catalog
+/// and before `spec.catalogs`: how a derived container image bakes in a team's catalog.
+pub const CATALOGS_ENV: &str = "KRM_CATALOG_CATALOGS";
+
+/// The catalogs named by [`CATALOGS_ENV`].
+pub fn env_catalogs() -> Vec<CatalogEntry> {
+    std::env::var(CATALOGS_ENV)
+        .unwrap_or_default()
+        .split(':')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .enumerate()
+        .map(|(i, p)| CatalogEntry {
+            source: CatalogSource::Path(p.to_owned()),
+            field: format!("{CATALOGS_ENV}[{i}]"),
+        })
+        .collect()
+}
+
+/// Whether `s` is 64 lowercase hex characters.
+pub fn is_sha256_hex(s: &str) -> bool {
+    s.len() == 64
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+fn read_functions(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Functions {
+    let mut f = Functions::default();
+    let mut r = Reader::new(value, path, problems);
+    r.deny_unknown(&[
+        "mode",
+        "allowExec",
+        "allowNetwork",
+        "containerEngine",
+        "verifyTags",
+        "allowUnpinned",
+    ]);
+    if let Some(mode) = r.one_of("mode", &["run", "pin"]) {
+        f.mode = if mode == "pin" { Mode::Pin } else { Mode::Run };
+    }
+    if let Some(b) = r.boolean("allowExec") {
+        f.allow_exec = b;
+    }
+    if let Some(b) = r.boolean("allowNetwork") {
+        f.allow_network = b;
+    }
+    if let Some(e) = r.one_of("containerEngine", &["docker", "podman"]) {
+        f.container_engine = e;
+    }
+    if let Some(b) = r.boolean("verifyTags") {
+        f.verify_tags = b;
+    }
+    if let Some(b) = r.boolean("allowUnpinned") {
+        f.allow_unpinned = b;
+    }
+    f
+}
+
+fn parse_bool(value: &str, path: &str, problems: &mut Vec<Problem>) -> Option<bool> {
+    match value.trim() {
+        "true" => Some(true),
+        "false" => Some(false),
+        other => {
+            problems.push(Problem::new(
+                path,
+                format!("must be \"true\" or \"false\", not \"{other}\""),
+            ));
+            None
+        }
+    }
+}
+
+fn split_list(value: &str) -> Vec<String> {
+    value
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// kpt `ConfigMap` form: kebab-case keys in `data`, lists comma-separated, `cluster.<key>` for
+/// free-form cluster values.
+fn read_configmap(config: &Value, problems: &mut Vec<Problem>) -> Settings {
+    let mut s = Settings::default();
+    let data = config.get("data").cloned().unwrap_or(Value::Null);
+    let r = Reader::new(&data, "data", problems);
+    let map = r.map().clone();
+    drop(r);
+    for (key, value) in &map {
+        let path = join("data", key);
+        let Some(text) = value.as_str() else {
+            problems.push(Problem::new(
+                &path,
+                format!("must be a string, not {}", crate::strict::type_name(value)),
+            ));
+            continue;
+        };
+        if let Some(name) = key.strip_prefix("cluster.") {
+            s.cluster
+                .insert(name.to_owned(), Value::String(text.to_owned()));
+            continue;
+        }
+        match key.as_str() {
+            "catalogs" => {
+                for (i, entry) in split_list(text).into_iter().enumerate() {
+                    let field = format!("{path}[{i}]");
+                    let source = if entry.starts_with("https://") || entry.starts_with("http://") {
+                        let (url, sha256) = match entry.split_once("#sha256=") {
+                            Some((u, d)) => (u.to_owned(), Some(d.to_owned())),
+                            None => (entry.clone(), None),
+                        };
+                        CatalogSource::Url { url, sha256 }
+                    } else if let Some(reference) = entry.strip_prefix("oci://") {
+                        CatalogSource::Oci(reference.to_owned())
+                    } else {
+                        CatalogSource::Path(entry.clone())
+                    };
+                    s.catalogs.push(CatalogEntry { source, field });
+                }
+            }
+            "trusted-catalogs" => s.trusted_catalogs = split_list(text),
+            "builtin" => s.builtin = parse_bool(text, &path, problems).unwrap_or(s.builtin),
+            "catalog-overwrite" => {
+                s.catalog_overwrite = parse_bool(text, &path, problems).unwrap_or(false);
+            }
+            "cluster-type" => {
+                s.cluster_type = Some(text.trim().to_owned()).filter(|t| !t.is_empty());
+            }
+            "offline" => s.offline = parse_bool(text, &path, problems).unwrap_or(false),
+            "mode" => match text.trim() {
+                "run" => s.functions.mode = Mode::Run,
+                "pin" => s.functions.mode = Mode::Pin,
+                other => problems.push(Problem::new(
+                    &path,
+                    format!("Unsupported value: \"{other}\": supported values: \"run\", \"pin\""),
+                )),
+            },
+            "allow-exec" => {
+                s.functions.allow_exec = parse_bool(text, &path, problems).unwrap_or(false);
+            }
+            "allow-network" => {
+                s.functions.allow_network = parse_bool(text, &path, problems).unwrap_or(false);
+            }
+            "verify-tags" => {
+                s.functions.verify_tags = parse_bool(text, &path, problems).unwrap_or(false);
+            }
+            "allow-unpinned" => {
+                s.functions.allow_unpinned = parse_bool(text, &path, problems).unwrap_or(false);
+            }
+            "container-engine" => match text.trim() {
+                e @ ("docker" | "podman") => e.clone_into(&mut s.functions.container_engine),
+                other => problems.push(Problem::new(
+                    &path,
+                    format!(
+                        "Unsupported value: \"{other}\": supported values: \"docker\", \"podman\""
+                    ),
+                )),
+            },
+            _ => {
+                let hint = suggest::hint(key, CONFIGMAP_KEYS.iter().copied());
+                problems.push(Problem::new(&path, format!("unknown key \"{key}\"{hint}; free-form cluster values are written cluster.<key>")));
+            }
+        }
+    }
+    s
+}
+
+/// JSON Schema of `ResolveCatalog` (editors, `explain`, the function's KEP-2906 metadata).
+pub fn json_schema() -> Value {
+    serde_json::json!({
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        "title": KIND,
+        "description": "Configuration of the krm-catalog function: which catalogs to resolve kinds through and how.",
+        "type": "object",
+        "required": ["apiVersion", "kind"],
+        "properties": {
+            "apiVersion": {"type": "string", "enum": [API_VERSION]},
+            "kind": {"type": "string", "enum": [KIND]},
+            "metadata": {"type": "object"},
+            "spec": {
+                "type": "object",
+                "additionalProperties": false,
+                "properties": {
+                    "catalogs": {
+                        "type": "array",
+                        "description": "Catalog sources searched after the built-in catalog, in this order.",
+                        "items": {
+                            "type": "object",
+                            "additionalProperties": false,
+                            "properties": {
+                                "path": {"type": "string", "description": "A catalog directory or file, relative to the working directory."},
+                                "url": {"type": "string", "description": "An HTTPS URL of a catalog file or .tar.gz bundle."},
+                                "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "Pin of the fetched bytes of a url source."},
+                                "oci": {"type": "string", "description": "An OCI artifact reference (tag or digest)."},
+                            },
+                        },
+                    },
+                    "trustedCatalogs": {"type": "array", "items": {"type": "string"}, "description": "Remote catalogs allowed to load: exact references or a trailing * prefix."},
+                    "builtin": {"type": "boolean", "default": true, "description": "Include the embedded catalog."},
+                    "catalogOverwrite": {"type": "boolean", "default": false, "description": "Let a later catalog replace a service, template or manifest of an earlier one instead of failing."},
+                    "clusterType": {"type": "string", "description": "Cluster type (hub, spoke) that decides which services apply."},
+                    "cluster": {"type": "object", "description": "Free-form values exposed to templates as `cluster`."},
+                    "functions": {
+                        "type": "object",
+                        "additionalProperties": false,
+                        "description": "What to do with function-backed kinds.",
+                        "properties": {
+                            "mode": {"type": "string", "enum": ["run", "pin"], "default": "run"},
+                            "allowExec": {"type": "boolean", "default": false},
+                            "allowNetwork": {"type": "boolean", "default": false},
+                            "containerEngine": {"type": "string", "enum": ["docker", "podman"], "default": "docker"},
+                            "verifyTags": {"type": "boolean", "default": false},
+                            "allowUnpinned": {"type": "boolean", "default": false},
+                        },
+                    },
+                    "offline": {"type": "boolean", "default": false, "description": "Never touch the network; fail if anything is not cached."},
+                },
+            },
+        },
+    })
+}

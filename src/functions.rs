@@ -1,0 +1,171 @@
+//! Function-backed kinds (SPEC §7.3): items whose kind a catalog maps to a container or exec
+//! runtime. In `pin` mode the verified runtime is written onto the item as the annotation
+//! kustomize and kpt run natively; in `run` mode it runs now as a step over the current items
+//! and its results are merged into ours.
+
+use serde_json::Value;
+
+use crate::catalog::kep::Runtime;
+use crate::config::{Mode, Settings};
+use crate::remote::Remote;
+use crate::resource_list;
+use crate::results::{KrmResult, Results, Severity};
+use crate::runtime::{self, exec, run::Program};
+
+/// What a function-backed item becomes.
+pub enum Step {
+    /// Pin mode: the item with its runtime annotation.
+    Pinned(Value),
+    /// Run mode: run this program with the item as function config.
+    Run(Program),
+    /// It cannot be used; the results say why.
+    Failed,
+}
+
+/// Verify a runtime and decide what to do with the item, per `functions` settings.
+pub fn prepare(
+    item: &Value,
+    runtime: &Runtime,
+    settings: &Settings,
+    remote: &Remote,
+    cwd: &std::path::Path,
+    results: &mut Results,
+) -> Step {
+    let f = &settings.functions;
+    let fail = |results: &mut Results, message: String| {
+        results.push(
+            KrmResult::error(message)
+                .about(item)
+                .at("kind")
+                .tag("runtime", runtime::describe(runtime)),
+        );
+        Step::Failed
+    };
+    match runtime {
+        Runtime::Service { .. } => Step::Failed,
+        Runtime::Container {
+            image,
+            sha256,
+            require_network,
+            require_storage_mount,
+        } => {
+            if *require_network && !f.allow_network {
+                return fail(
+                    results,
+                    format!(
+                        "{image} requires the network; set functions.allowNetwork: true to allow it"
+                    ),
+                );
+            }
+            let check_tags = f.verify_tags && f.allow_network && !settings.offline;
+            let pinned = match runtime::verify_container(
+                image,
+                sha256.as_deref(),
+                f.allow_unpinned,
+                check_tags.then_some(remote),
+            ) {
+                Ok(p) => p,
+                Err(e) => return fail(results, e),
+            };
+            for w in &pinned.warnings {
+                results.push(KrmResult::warning(w.clone()).about(item).at("kind"));
+            }
+            match f.mode {
+                Mode::Pin => {
+                    let mut pinned_item = item.clone();
+                    let annotation =
+                        runtime::function_annotation(&pinned, *require_network && f.allow_network);
+                    resource_list::set_annotation(
+                        &mut pinned_item,
+                        resource_list::FUNCTION,
+                        &annotation,
+                    );
+                    Step::Pinned(pinned_item)
+                }
+                Mode::Run => {
+                    if *require_storage_mount {
+                        return fail(
+                            results,
+                            format!(
+                                "{image} requires a storage mount, which run mode does not give; use functions.mode: pin"
+                            ),
+                        );
+                    }
+                    Step::Run(Program::Container {
+                        engine: f.container_engine.clone(),
+                        image: pinned.reference(),
+                        network: *require_network && f.allow_network,
+                    })
+                }
+            }
+        }
+        Runtime::Exec { platforms } => {
+            if f.mode == Mode::Pin {
+                return fail(results, "exec runtimes cannot be pinned portably (kustomize and kpt resolve exec paths on their own machine); use functions.mode: run with allowExec".to_owned());
+            }
+            if !f.allow_exec {
+                return fail(
+                    results,
+                    "this kind runs an exec binary; set functions.allowExec: true to allow it"
+                        .to_owned(),
+                );
+            }
+            let platform = match exec::select(platforms) {
+                Ok(p) => p,
+                Err(e) => return fail(results, e),
+            };
+            match exec::prepare(platform, remote, cwd) {
+                Ok(path) => Step::Run(Program::Exec {
+                    path,
+                    cwd: cwd.to_path_buf(),
+                }),
+                Err(e) => fail(results, e),
+            }
+        }
+    }
+}
+
+/// Run the steps in order over the items: each sees every item except the steps' own configs,
+/// and its output replaces them. A failed step leaves the items as they were.
+pub fn run_steps(
+    items: Vec<Value>,
+    steps: &[(usize, Program)],
+    results: &mut Results,
+) -> Vec<Value> {
+    let configs: Vec<usize> = steps.iter().map(|(i, _)| *i).collect();
+    let mut config_items = Vec::new();
+    let mut current = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        if configs.contains(&i) {
+            config_items.push((i, item));
+        } else {
+            current.push(item);
+        }
+    }
+    for (index, program) in steps {
+        let Some((_, config)) = config_items.iter().find(|(i, _)| i == index) else {
+            continue;
+        };
+        let tag = program.tag();
+        match runtime::run::run(program, config, current.clone()) {
+            Ok(returned) => {
+                current = returned.items;
+                for r in returned.results {
+                    if let Some(result) = KrmResult::from_value(&r) {
+                        results.push(result.tag("runtime", tag.clone()));
+                    }
+                }
+            }
+            Err(e) => results.push(
+                KrmResult::new(Severity::Error, e)
+                    .about(config)
+                    .at("kind")
+                    .tag("runtime", tag),
+            ),
+        }
+    }
+    // The function configs stay, as sources, ahead of what they produced.
+    let mut out: Vec<Value> = config_items.into_iter().map(|(_, v)| v).collect();
+    out.extend(current);
+    out
+}

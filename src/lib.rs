@@ -1,0 +1,27 @@
+//! `krm-catalog`: a KRM function that resolves kinds through catalogs and expands
+//! `ServiceDefinition`-backed services into manifests.
+//!
+//! The flow of one run (see [`pipeline`]): [`resource_list`] reads the ResourceList, [`config`]
+//! reads the function config, [`catalog`] loads and merges the catalogs (the [`builtin`] one
+//! first), [`service`] migrates, defaults and validates each service instance, [`render`] turns
+//! it into manifests with minijinja, and [`results`] carries every problem back as KRM results.
+//! [`cli`] is the command line around it; [`yaml`] is the only door YAML goes through.
+
+pub mod builtin;
+pub mod catalog;
+pub mod cli;
+pub mod config;
+pub mod functions;
+pub mod gvk;
+pub mod logger;
+pub mod pipeline;
+pub mod remote;
+pub mod render;
+pub mod resource_list;
+pub mod results;
+pub mod runtime;
+pub mod service;
+pub mod strict;
+pub mod suggest;
+pub mod verify;
+pub mod yaml;

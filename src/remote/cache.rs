@@ -1,0 +1,203 @@
+//! The content-addressed cache (SPEC §7.2): blobs stored under their sha256 after
+//! verification, written atomically (temp file + rename, so concurrent runs and killed
+//! processes never leave a half-written blob), and re-hashed on every read. References (URLs,
+//! OCI tags) map to blob digests, so a warm run needs no network.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::verify::sha256_hex;
+
+/// Environment variable naming the cache directory.
+pub const CACHE_ENV: &str = "KRM_CATALOG_CACHE";
+
+/// What a reference resolved to when it was fetched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefEntry {
+    /// Hex sha256 of the blob the reference names (for OCI: the manifest).
+    pub digest: String,
+    /// `file` (one YAML file), `bundle` (a .tar.gz) or `oci` (a manifest).
+    pub kind: String,
+    /// File name to load a single file under.
+    pub name: String,
+}
+
+/// The cache; `root` is `None` when no directory is known (no `KRM_CATALOG_CACHE`, no HOME).
+#[derive(Debug, Clone)]
+pub struct Cache {
+    root: Option<PathBuf>,
+}
+
+impl Cache {
+    /// A cache rooted at a directory.
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        Self {
+            root: Some(root.into()),
+        }
+    }
+
+    /// `$KRM_CATALOG_CACHE`, else `$XDG_CACHE_HOME/krm-catalog`, else `$HOME/.cache/krm-catalog`.
+    pub fn from_env() -> Self {
+        let non_empty = |k: &str| {
+            std::env::var_os(k)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        let root = non_empty(CACHE_ENV)
+            .or_else(|| non_empty("XDG_CACHE_HOME").map(|d| d.join("krm-catalog")))
+            .or_else(|| {
+                non_empty("HOME")
+                    .filter(|h| h != Path::new("/"))
+                    .map(|h| h.join(".cache/krm-catalog"))
+            });
+        Self { root }
+    }
+
+    /// The directory, if any.
+    pub fn root(&self) -> Option<&Path> {
+        self.root.as_deref()
+    }
+
+    /// How messages name the cache.
+    pub fn describe(&self) -> String {
+        match &self.root {
+            Some(r) => format!("the cache at {}", r.display()),
+            None => format!("no cache (set {CACHE_ENV})"),
+        }
+    }
+
+    fn blob_path(&self, hex: &str) -> Option<PathBuf> {
+        self.root.as_ref().map(|r| r.join("blobs/sha256").join(hex))
+    }
+
+    fn ref_path(&self, reference: &str) -> Option<PathBuf> {
+        self.root.as_ref().map(|r| {
+            r.join("refs")
+                .join(format!("{}.json", sha256_hex(reference.as_bytes())))
+        })
+    }
+
+    /// A blob by hex digest, re-hashed; a corrupt blob is removed and reported as missing.
+    pub fn get_blob(&self, hex: &str) -> Option<Vec<u8>> {
+        let path = self.blob_path(hex)?;
+        let bytes = fs_err::read(&path).ok()?;
+        if sha256_hex(&bytes) == hex {
+            Some(bytes)
+        } else {
+            crate::log!(
+                crate::logger::Level::Warn,
+                "cache blob {} does not match its name; removing it",
+                path.display()
+            );
+            let _ = fs_err::remove_file(&path);
+            None
+        }
+    }
+
+    /// Store a blob (its digest is computed here, never trusted from outside); returns the hex.
+    pub fn put_blob(&self, bytes: &[u8]) -> Result<String, String> {
+        let hex = sha256_hex(bytes);
+        let Some(path) = self.blob_path(&hex) else {
+            return Ok(hex);
+        };
+        if path.exists() && self.get_blob(&hex).is_some() {
+            return Ok(hex);
+        }
+        self.write_atomically(&path, bytes)?;
+        Ok(hex)
+    }
+
+    /// What a reference resolved to when it was last fetched.
+    pub fn get_ref(&self, reference: &str) -> Option<RefEntry> {
+        let text = fs_err::read_to_string(self.ref_path(reference)?).ok()?;
+        let v: Value = serde_json::from_str(&text).ok()?;
+        if v.get("reference").and_then(Value::as_str) != Some(reference) {
+            return None;
+        }
+        Some(RefEntry {
+            digest: v.get("digest")?.as_str()?.to_owned(),
+            kind: v.get("kind")?.as_str()?.to_owned(),
+            name: v
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or("catalog.yaml")
+                .to_owned(),
+        })
+    }
+
+    /// Record what a reference resolved to.
+    pub fn put_ref(&self, reference: &str, entry: &RefEntry) -> Result<(), String> {
+        let Some(path) = self.ref_path(reference) else {
+            return Ok(());
+        };
+        let text = json!({"reference": reference, "digest": entry.digest, "kind": entry.kind, "name": entry.name}).to_string();
+        self.write_atomically(&path, text.as_bytes())
+    }
+
+    fn write_atomically(&self, path: &Path, bytes: &[u8]) -> Result<(), String> {
+        let Some(root) = &self.root else {
+            return Ok(());
+        };
+        let tmp_dir = root.join("tmp");
+        let parent = path.parent().unwrap_or(root);
+        for dir in [&tmp_dir, &parent.to_path_buf()] {
+            fs_err::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let tmp = tmp_dir.join(format!(
+            "{}.{}.{nanos}",
+            std::process::id(),
+            sha256_hex(path.to_string_lossy().as_bytes())
+        ));
+        let result = (|| {
+            use std::io::Write as _;
+            let mut file = fs_err::File::create(&tmp)?;
+            file.write_all(bytes)?;
+            file.sync_all()?;
+            fs_err::rename(&tmp, path)
+        })();
+        if let Err(e) = result {
+            let _ = fs_err::remove_file(&tmp);
+            return Err(e.to_string());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blobs_are_verified_on_read_and_refs_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::at(dir.path());
+        let hex = cache.put_blob(b"hello").unwrap();
+        assert_eq!(hex, sha256_hex(b"hello"));
+        assert_eq!(cache.get_blob(&hex).as_deref(), Some(&b"hello"[..]));
+        // Corrupt it: the read notices, removes it and reports a miss.
+        fs_err::write(dir.path().join("blobs/sha256").join(&hex), b"tampered").unwrap();
+        assert_eq!(cache.get_blob(&hex), None);
+        assert!(!dir.path().join("blobs/sha256").join(&hex).exists());
+        let entry = RefEntry {
+            digest: hex.clone(),
+            kind: "file".into(),
+            name: "catalog.yaml".into(),
+        };
+        cache.put_ref("https://example.com/c.yaml", &entry).unwrap();
+        assert_eq!(cache.get_ref("https://example.com/c.yaml"), Some(entry));
+        assert_eq!(cache.get_ref("https://example.com/other.yaml"), None);
+        // Nothing is left in tmp/.
+        assert_eq!(fs_err::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn no_root_means_no_storage() {
+        let cache = Cache { root: None };
+        assert!(cache.put_blob(b"x").is_ok());
+        assert_eq!(cache.get_blob(&sha256_hex(b"x")), None);
+    }
+}

@@ -1,0 +1,312 @@
+//! Rendering services into manifests with minijinja.
+//!
+//! Templates run sandboxed: no loader (only catalog templates can be included), strict
+//! undefined (a typo fails instead of printing nothing), no auto-escaping (output is YAML, not
+//! HTML), bounded by fuel and output size. Output is parsed as YAML and every document must be
+//! a KRM object; errors name the template and line.
+
+pub mod helpers;
+
+use std::fmt;
+
+use minijinja::value::Serde;
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use serde_json::{Map, Value, json};
+
+use crate::catalog::{Catalog, Service, TemplateRef};
+use crate::service::Instance;
+use crate::service::definition::Status;
+
+/// Instructions one template render may execute.
+pub const FUEL: u64 = 5_000_000;
+/// Largest output one template render may produce.
+pub const MAX_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
+
+/// A template that failed, with where.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RenderError {
+    /// Template name (path inside its catalog).
+    pub template: String,
+    /// 1-based line in the template (or in its output, for output errors).
+    pub line: Option<usize>,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl fmt::Display for RenderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "template {}:{line}: {}", self.template, self.message),
+            None => write!(f, "template {}: {}", self.template, self.message),
+        }
+    }
+}
+
+impl RenderError {
+    fn from_minijinja(template: &str, err: &minijinja::Error) -> Self {
+        // Errors raised inside an included template carry that template's name and line.
+        let name = err.name().unwrap_or(template).to_owned();
+        let mut message = if err.kind() == minijinja::ErrorKind::OutOfFuel {
+            format!(
+                "template ran out of fuel: it executed more than {FUEL} instructions (an endless or far too large loop)"
+            )
+        } else {
+            err.detail().map_or_else(
+                || err.kind().to_string(),
+                |d| format!("{}: {d}", err.kind()),
+            )
+        };
+        if name != template {
+            message = format!("{message} (included from {template})");
+        }
+        Self {
+            template: name,
+            line: err.line(),
+            message,
+        }
+    }
+}
+
+fn new_environment() -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_fuel(Some(FUEL));
+    helpers::register(&mut env);
+    env
+}
+
+/// Check that a template compiles (at catalog load, so a broken catalog fails early).
+pub fn check_syntax(name: &str, text: &str) -> Result<(), RenderError> {
+    let env = new_environment();
+    env.template_from_named_str(name, text)
+        .map(|_| ())
+        .map_err(|e| RenderError::from_minijinja(name, &e))
+}
+
+/// Check that a document is a KRM object: `apiVersion`, `kind`, `metadata.name`.
+pub fn check_krm_object(doc: &Value) -> Result<(), String> {
+    let Value::Object(map) = doc else {
+        return Err(format!(
+            "must be a KRM object (a mapping), not {}",
+            crate::strict::type_name(doc)
+        ));
+    };
+    let non_empty = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .is_some_and(|s| !s.trim().is_empty())
+    };
+    let mut missing = Vec::new();
+    if !non_empty(map.get("apiVersion")) {
+        missing.push("apiVersion");
+    }
+    if !non_empty(map.get("kind")) {
+        missing.push("kind");
+    }
+    if !non_empty(map.get("metadata").and_then(|m| m.get("name"))) {
+        missing.push("metadata.name");
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("not a KRM object: missing {}", missing.join(", ")))
+    }
+}
+
+impl Catalog {
+    /// The template environment with every catalog template (built once per catalog).
+    fn environment(&self) -> &Environment<'static> {
+        self.environment.get_or_init(|| {
+            let mut env = new_environment();
+            for (name, text) in self.templates() {
+                // Every template compiled at load; a failure here cannot happen, and would
+                // surface as "template not found" at render time anyway.
+                let _ = env.add_template_owned(name.to_owned(), text.to_owned());
+            }
+            env
+        })
+    }
+}
+
+/// One object a template produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Generated {
+    /// The template (or static manifest) it came from.
+    pub template: String,
+    /// The object.
+    pub object: Value,
+}
+
+/// Render every template of a service with a context, in template path order.
+pub fn render(
+    catalog: &Catalog,
+    service: &Service,
+    context: &Value,
+) -> Result<Vec<Generated>, Vec<RenderError>> {
+    let env = catalog.environment();
+    let ctx = minijinja::Value::from(Serde(context));
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for output in catalog.outputs_for(service) {
+        match output {
+            TemplateRef::Static(name, file) => {
+                out.extend(file.objects.iter().map(|o| Generated {
+                    template: name.to_owned(),
+                    object: o.clone(),
+                }));
+            }
+            TemplateRef::Template(name) => match render_one(env, name, &ctx) {
+                Ok(objects) => out.extend(objects.into_iter().map(|object| Generated {
+                    template: name.to_owned(),
+                    object,
+                })),
+                Err(e) => errors.push(e),
+            },
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+fn render_one(
+    env: &Environment<'static>,
+    name: &str,
+    ctx: &minijinja::Value,
+) -> Result<Vec<Value>, RenderError> {
+    let template = env
+        .get_template(name)
+        .map_err(|e| RenderError::from_minijinja(name, &e))?;
+    let text = template
+        .render(ctx)
+        .map_err(|e| RenderError::from_minijinja(name, &e))?;
+    if text.len() > MAX_OUTPUT_BYTES {
+        return Err(RenderError {
+            template: name.to_owned(),
+            line: None,
+            message: format!(
+                "output is {} bytes, more than the limit of {MAX_OUTPUT_BYTES}",
+                text.len()
+            ),
+        });
+    }
+    let docs = crate::yaml::parse_stream(&text).map_err(|e| RenderError {
+        template: name.to_owned(),
+        line: None,
+        message: match e.line {
+            Some(line) => format!("output line {line} is not valid YAML: {}", e.message),
+            None => format!("output is not valid YAML: {}", e.message),
+        },
+    })?;
+    let mut objects = Vec::with_capacity(docs.len());
+    for doc in docs {
+        if doc.value.is_null() {
+            continue;
+        }
+        if let Err(msg) = check_krm_object(&doc.value) {
+            return Err(RenderError {
+                template: name.to_owned(),
+                line: None,
+                message: format!("output document at line {} is {msg}", doc.line),
+            });
+        }
+        objects.push(doc.value);
+    }
+    Ok(objects)
+}
+
+/// Everything a template sees besides the catalog and service (SPEC §6.3).
+#[derive(Debug, Clone)]
+pub struct Scope<'a> {
+    /// The input object (its metadata, apiVersion and kind).
+    pub source: &'a Value,
+    /// Namespace outputs of a one-object instance default to.
+    pub instance_namespace: Option<&'a str>,
+    /// The merged `cluster` values.
+    pub cluster: &'a Value,
+    /// Effective status of every service in this scope (a `ServiceSet`), by ID.
+    pub statuses: &'a std::collections::BTreeMap<String, Status>,
+}
+
+/// The template context of one service instance.
+pub fn context(
+    catalog: &Catalog,
+    service: &Service,
+    instance: &Instance,
+    scope: &Scope<'_>,
+) -> Value {
+    let def = &service.definition;
+    let bundle = catalog.bundle_of(service);
+    let namespace = scope
+        .instance_namespace
+        .map(str::to_owned)
+        .or_else(|| {
+            def.annotations
+                .get("krm-catalog.dev/namespace")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| def.id.clone());
+    let metadata = scope
+        .source
+        .get("metadata")
+        .cloned()
+        .unwrap_or_else(|| json!({}));
+    let mut instance_meta = Map::new();
+    instance_meta.insert(
+        "apiVersion".into(),
+        scope
+            .source
+            .get("apiVersion")
+            .cloned()
+            .unwrap_or(Value::Null),
+    );
+    instance_meta.insert(
+        "kind".into(),
+        scope.source.get("kind").cloned().unwrap_or(Value::Null),
+    );
+    for key in ["name", "namespace", "labels", "annotations"] {
+        if let Some(v) = metadata.get(key) {
+            instance_meta.insert(key.into(), v.clone());
+        }
+    }
+    for key in ["labels", "annotations"] {
+        instance_meta.entry(key).or_insert_with(|| json!({}));
+    }
+    let mut services = Map::new();
+    for s in catalog.services() {
+        let d = &s.definition;
+        let status = scope.statuses.get(&d.id).copied().unwrap_or(d.status);
+        services.insert(
+            d.id.clone(),
+            json!({"id": d.id, "status": status.as_str(), "chartPath": d.chart_path, "clusterTypes": d.cluster_types}),
+        );
+    }
+    json!({
+        "service": {
+            "id": def.id,
+            "kind": def.gvk.kind,
+            "apiVersion": def.gvk.api_version(),
+            "chartPath": def.chart_path,
+            "status": instance.status.as_str(),
+            "clusterTypes": def.cluster_types,
+            "annotations": def.annotations,
+            "labels": def.labels,
+            "namespace": namespace,
+        },
+        "instance": instance_meta,
+        "status": instance.status.as_str(),
+        "storage": instance.storage(),
+        "networking": instance.networking(),
+        "config": instance.config(),
+        "cluster": scope.cluster,
+        "catalog": {
+            "name": bundle.name,
+            "version": bundle.version,
+            "reference": bundle.reference,
+            "services": services,
+        },
+    })
+}

@@ -1,0 +1,513 @@
+//! The KRM wire format: reading a `ResourceList` from stdin and writing one to stdout, plus the
+//! annotations orchestrators use to map items back to files.
+//!
+//! Items stay `serde_json::Value` from input to output: kpt and kustomize restore comments and
+//! key order by the `internal.config.kubernetes.io/id` annotation, and any typed round trip
+//! would reorder or drop fields they do not know.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::yaml;
+
+/// The API version we write.
+pub const API_VERSION: &str = "config.kubernetes.io/v1";
+/// Relative file path of an item (kpt/kustomize set it; we set it on generated items).
+pub const PATH: &str = "internal.config.kubernetes.io/path";
+/// Document index of an item within its file.
+pub const INDEX: &str = "internal.config.kubernetes.io/index";
+/// Legacy twin of [`PATH`], still read by orchestrators.
+pub const LEGACY_PATH: &str = "config.kubernetes.io/path";
+/// Legacy twin of [`INDEX`].
+pub const LEGACY_INDEX: &str = "config.kubernetes.io/index";
+/// Marks objects that are never applied to a cluster.
+pub const LOCAL_CONFIG: &str = "config.kubernetes.io/local-config";
+/// A function runtime on a resource (kustomize/kpt): such items belong to the orchestrator.
+pub const FUNCTION: &str = "config.kubernetes.io/function";
+/// Legacy spellings of [`FUNCTION`] that kyaml still parses.
+pub const LEGACY_FUNCTIONS: &[&str] = &["config.k8s.io/function", "config.kubernetes.io/container"];
+/// Annotations orchestrators own; standalone output strips them as kustomize does.
+pub const ORCHESTRATOR_ANNOTATIONS: &[&str] = &[
+    PATH,
+    INDEX,
+    LEGACY_PATH,
+    LEGACY_INDEX,
+    "internal.config.kubernetes.io/id",
+    "config.k8s.io/id",
+    "internal.config.kubernetes.io/seqindent",
+    "internal.config.kubernetes.io/annotations-migration-resource-id",
+    "internal.config.kubernetes.io/package-path",
+    "kustomize.config.k8s.io/id",
+];
+
+/// The input is not something we can answer with a ResourceList.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError(pub String);
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InputError {}
+
+/// `file` of a result: where an item lives.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct FileRef {
+    /// Slash-separated path relative to the package.
+    pub path: String,
+    /// Document index within the file.
+    pub index: u64,
+}
+
+/// A ResourceList: items, the function config, and (on output) results.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ResourceList {
+    /// The resources.
+    pub items: Vec<Value>,
+    /// The function config, if any.
+    pub function_config: Option<Value>,
+    /// The input text of the items, so items nobody changed are written back byte for byte.
+    pub verbatim: Option<Verbatim>,
+}
+
+/// Where each item's text sits in the input.
+///
+/// kpt restores comments and key order of what a function returns, but takes scalar styles
+/// from the function's output: re-emitting an untouched `flag: 'on'` as `flag: "on"` would
+/// show up as a diff in files the function has nothing to do with. So untouched items are
+/// copied from the input instead of re-emitted (which is also faster).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verbatim {
+    /// The whole input.
+    pub text: String,
+    /// Column of the items' `-` markers in the input.
+    pub dash_column: usize,
+    /// For each item (aligned with `items`), its text range, or `None` to emit it anew.
+    pub ranges: Vec<Option<std::ops::Range<usize>>>,
+}
+
+/// Find the text range of every entry of the top-level block sequence `items:`. Returns
+/// `None` whenever the layout is not the plain block form orchestrators write (flow style,
+/// JSON, CRLF), and the caller then re-emits every item.
+fn item_ranges(
+    text: &str,
+    doc_start: usize,
+    doc: &str,
+    count: usize,
+) -> Option<(usize, Vec<std::ops::Range<usize>>)> {
+    if doc.contains('\r') {
+        return None;
+    }
+    let mut offset = doc_start;
+    let mut lines = Vec::new();
+    for line in doc.split_inclusive('\n') {
+        lines.push((offset, line));
+        offset += line.len();
+    }
+    let end_of_doc = doc_start + doc.len();
+    let is_blank_or_comment = |l: &str| {
+        let t = l.trim_start();
+        t.is_empty() || t.starts_with('#')
+    };
+    let items_line = lines.iter().position(|(_, l)| {
+        l.strip_prefix("items:").is_some_and(|rest| {
+            let rest = rest.trim();
+            rest.is_empty() || rest.starts_with('#') || (rest == "[]" && count == 0)
+        })
+    })?;
+    if count == 0 {
+        return Some((0, Vec::new()));
+    }
+    let mut starts = Vec::new();
+    let mut dash_column = None;
+    let mut region_end = end_of_doc;
+    for (offset, line) in &lines[items_line + 1..] {
+        if is_blank_or_comment(line) {
+            continue;
+        }
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        let rest = &line[indent..];
+        let is_dash = rest.starts_with("- ") || rest.trim_end() == "-";
+        let column = *dash_column.get_or_insert(indent);
+        if is_dash && indent == column {
+            starts.push(*offset);
+        } else if indent <= column {
+            region_end = *offset;
+            break;
+        }
+    }
+    if starts.len() != count {
+        return None;
+    }
+    let mut ranges = Vec::with_capacity(count);
+    for (i, start) in starts.iter().enumerate() {
+        let end = starts.get(i + 1).copied().unwrap_or(region_end);
+        ranges.push(*start..end);
+    }
+    let _ = text;
+    Some((dash_column.unwrap_or(0), ranges))
+}
+
+/// Read a ResourceList (`config.kubernetes.io/v1`, `v1beta1`, `v1alpha1`, or a `List`).
+pub fn read(text: &str) -> Result<ResourceList, InputError> {
+    yaml::check_input_size(text).map_err(|e| InputError(e.to_string()))?;
+    let chunks = yaml::split_documents(text);
+    if chunks.len() != 1 {
+        return Err(InputError(format!(
+            "input is not a ResourceList: expected one YAML document of kind ResourceList, found {} documents",
+            chunks.len()
+        )));
+    }
+    let (first_line, doc) = chunks[0];
+    let (value, shape) = yaml::parse_with_shape(doc).map_err(|e| {
+        let e = yaml::YamlError {
+            line: e.line.map(|l| l + first_line - 1),
+            message: e.message,
+        };
+        InputError(format!("input is not valid YAML: {e}"))
+    })?;
+    let Value::Object(mut map) = value else {
+        let what = if value.is_null() {
+            "empty"
+        } else {
+            "not a mapping"
+        };
+        return Err(InputError(format!(
+            "input is not a ResourceList: the document is {what}"
+        )));
+    };
+    let doc_start = doc.as_ptr() as usize - text.as_ptr() as usize;
+    let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind != "ResourceList" && kind != "List" {
+        let shown = if kind.is_empty() {
+            "no kind".to_owned()
+        } else {
+            format!("kind {kind}")
+        };
+        return Err(InputError(format!(
+            "input is not a ResourceList: expected kind ResourceList or List, found {shown}"
+        )));
+    }
+    let items = match map.shift_remove("items") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(InputError(format!(
+                "input is not a ResourceList: items must be a list, not {}",
+                crate::strict::type_name(&other)
+            )));
+        }
+    };
+    if let Some(i) = items.iter().position(|item| !item.is_object()) {
+        return Err(InputError(format!(
+            "input is not a ResourceList: items[{i}] is not an object"
+        )));
+    }
+    let function_config = match map.shift_remove("functionConfig") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m)) if m.is_empty() => None,
+        Some(v @ Value::Object(_)) => Some(v),
+        Some(other) => {
+            return Err(InputError(format!(
+                "input is not a ResourceList: functionConfig must be an object, not {}",
+                crate::strict::type_name(&other)
+            )));
+        }
+    };
+    // Aliases and merge keys tie items' text to other places; re-emit in that case.
+    let plain = shape.aliases == 0 && shape.anchors == 0 && shape.merge_keys == 0;
+    let verbatim = plain
+        .then(|| item_ranges(text, doc_start, doc, items.len()))
+        .flatten()
+        .map(|(dash_column, ranges)| Verbatim {
+            text: text.to_owned(),
+            dash_column,
+            ranges: ranges.into_iter().map(Some).collect(),
+        });
+    Ok(ResourceList {
+        items,
+        function_config,
+        verbatim,
+    })
+}
+
+/// Write a ResourceList with results. Items with a verbatim range are copied from the input.
+pub fn write(list: ResourceList, results: Option<Vec<Value>>) -> String {
+    let ResourceList {
+        items,
+        function_config,
+        verbatim,
+    } = list;
+    let mut out = String::with_capacity(verbatim.as_ref().map_or(4096, |v| v.text.len() + 4096));
+    out.push_str("apiVersion: ");
+    out.push_str(API_VERSION);
+    out.push_str("\nkind: ResourceList\n");
+    if items.is_empty() {
+        out.push_str("items: []\n");
+    } else {
+        out.push_str("items:\n");
+    }
+    for (i, item) in items.iter().enumerate() {
+        let range = verbatim
+            .as_ref()
+            .and_then(|v| v.ranges.get(i).cloned().flatten().map(|r| (v, r)));
+        match range {
+            Some((v, range)) => push_dedented(&mut out, &v.text[range], v.dash_column),
+            None => yaml::emit_into(&mut out, &std::slice::from_ref(item)),
+        }
+    }
+    let mut rest = Map::new();
+    if let Some(fc) = function_config {
+        rest.insert("functionConfig".into(), fc);
+    }
+    if let Some(results) = results.filter(|r| !r.is_empty()) {
+        rest.insert("results".into(), Value::Array(results));
+    }
+    if !rest.is_empty() {
+        yaml::emit_into(&mut out, &Value::Object(rest));
+    }
+    out
+}
+
+/// Append an item's input text with its sequence indentation removed (we write `-` at
+/// column 0), ending with a newline.
+fn push_dedented(out: &mut String, text: &str, column: usize) {
+    if column == 0 {
+        out.push_str(text);
+    } else {
+        for line in text.split_inclusive('\n') {
+            let spaces = line.len() - line.trim_start_matches(' ').len();
+            out.push_str(&line[spaces.min(column)..]);
+        }
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+}
+
+/// The string at a path of object keys, or "".
+pub fn str_at<'a>(item: &'a Value, path: &[&str]) -> &'a str {
+    let mut cur = item;
+    for key in path {
+        match cur.get(key) {
+            Some(v) => cur = v,
+            None => return "",
+        }
+    }
+    cur.as_str().unwrap_or("")
+}
+
+/// An annotation value.
+pub fn annotation<'a>(item: &'a Value, key: &str) -> Option<&'a str> {
+    item.get("metadata")?.get("annotations")?.get(key)?.as_str()
+}
+
+/// Set an annotation, creating `metadata.annotations` as needed (appended at the end).
+pub fn set_annotation(item: &mut Value, key: &str, value: &str) {
+    set_in_metadata_map(item, "annotations", key, value);
+}
+
+/// Set a label, creating `metadata.labels` as needed.
+pub fn set_label(item: &mut Value, key: &str, value: &str) {
+    set_in_metadata_map(item, "labels", key, value);
+}
+
+fn set_in_metadata_map(item: &mut Value, map_key: &str, key: &str, value: &str) {
+    let Value::Object(obj) = item else { return };
+    let metadata = obj
+        .entry("metadata")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !metadata.is_object() {
+        *metadata = Value::Object(Map::new());
+    }
+    let Value::Object(metadata) = metadata else {
+        return;
+    };
+    let map = metadata
+        .entry(map_key)
+        .or_insert_with(|| Value::Object(Map::new()));
+    if !map.is_object() {
+        *map = Value::Object(Map::new());
+    }
+    if let Value::Object(map) = map {
+        map.insert(key.to_owned(), Value::String(value.to_owned()));
+    }
+}
+
+/// Remove annotations, dropping `metadata.annotations` when it becomes empty.
+pub fn remove_annotations(item: &mut Value, keys: &[&str]) {
+    let Some(Value::Object(metadata)) = item.get_mut("metadata") else {
+        return;
+    };
+    let Some(Value::Object(annotations)) = metadata.get_mut("annotations") else {
+        return;
+    };
+    for key in keys {
+        annotations.shift_remove(*key);
+    }
+    if annotations.is_empty() {
+        metadata.shift_remove("annotations");
+    }
+}
+
+/// Where an item lives, from `internal.config.kubernetes.io/path|index` (or legacy twins).
+pub fn file_of(item: &Value) -> Option<FileRef> {
+    let path = annotation(item, PATH).or_else(|| annotation(item, LEGACY_PATH))?;
+    let index = annotation(item, INDEX)
+        .or_else(|| annotation(item, LEGACY_INDEX))
+        .and_then(|i| i.parse().ok())
+        .unwrap_or(0);
+    Some(FileRef {
+        path: path.to_owned(),
+        index,
+    })
+}
+
+/// Whether an item carries an explicit function runtime.
+pub fn has_function_annotation(item: &Value) -> bool {
+    annotation(item, FUNCTION).is_some()
+        || LEGACY_FUNCTIONS
+            .iter()
+            .any(|k| annotation(item, k).is_some())
+        || item
+            .get("metadata")
+            .and_then(|m| m.get("configFn"))
+            .is_some()
+}
+
+/// Whether an item is marked local-config.
+pub fn is_local_config(item: &Value) -> bool {
+    annotation(item, LOCAL_CONFIG).is_some_and(|v| v == "true")
+}
+
+/// `apiVersion/kind[/namespace]/name`: how sources and results name an object.
+pub fn identity(item: &Value) -> String {
+    let ns = str_at(item, &["metadata", "namespace"]);
+    let api = str_at(item, &["apiVersion"]);
+    let kind = str_at(item, &["kind"]);
+    let name = str_at(item, &["metadata", "name"]);
+    if ns.is_empty() {
+        format!("{api}/{kind}/{name}")
+    } else {
+        format!("{api}/{kind}/{ns}/{name}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_every_accepted_shape() {
+        for api in [
+            "config.kubernetes.io/v1",
+            "config.kubernetes.io/v1beta1",
+            "config.kubernetes.io/v1alpha1",
+            "v1",
+        ] {
+            let text = format!(
+                "apiVersion: {api}\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {{name: a}}\n"
+            );
+            assert_eq!(read(&text).unwrap().items.len(), 1);
+        }
+        let list = read("{\"apiVersion\":\"v1\",\"kind\":\"List\",\"items\":[]}").unwrap();
+        assert!(list.items.is_empty());
+        let crlf = read("apiVersion: v1\r\nkind: ResourceList\r\nitems: []\r\n").unwrap();
+        assert!(crlf.function_config.is_none());
+    }
+
+    #[test]
+    fn rejects_what_is_not_a_resource_list() {
+        let cases = [
+            ("", "found 0 documents"),
+            ("apiVersion: v1\nkind: ConfigMap\n", "found kind ConfigMap"),
+            ("- a\n", "not a mapping"),
+            ("kind: ResourceList\nitems: 3\n", "items must be a list"),
+            (
+                "kind: ResourceList\nitems: [1]\n",
+                "items[0] is not an object",
+            ),
+            ("kind: ResourceList\nitems: [\n", "not valid YAML"),
+        ];
+        for (input, expected) in cases {
+            let err = read(input).unwrap_err().to_string();
+            assert!(err.contains(expected), "{input:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn annotations_round_trip() {
+        let mut item = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}});
+        set_annotation(&mut item, LEGACY_PATH, "x/a.yaml");
+        assert_eq!(
+            file_of(&item),
+            Some(FileRef {
+                path: "x/a.yaml".into(),
+                index: 0
+            })
+        );
+        remove_annotations(&mut item, ORCHESTRATOR_ANNOTATIONS);
+        assert_eq!(
+            item,
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}})
+        );
+        assert_eq!(identity(&item), "v1/ConfigMap/a");
+    }
+}
+
+#[cfg(test)]
+mod verbatim_tests {
+    use super::*;
+
+    fn round_trip(input: &str) -> String {
+        write(read(input).unwrap(), None)
+    }
+
+    #[test]
+    fn untouched_items_keep_their_text() {
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- # header comment\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a # trailing\n  data: {flag: 'on'}\n\n# between items\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n";
+        let out = round_trip(input);
+        assert!(
+            out.contains("- # header comment\n  apiVersion: v1\n"),
+            "{out}"
+        );
+        assert!(out.contains("  data: {flag: 'on'}\n"), "{out}");
+        assert!(
+            out.contains(
+                "# between items\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n"
+            ),
+            "{out}"
+        );
+        assert_eq!(read(&out).unwrap().items, read(input).unwrap().items);
+    }
+
+    #[test]
+    fn indented_sequences_are_dedented() {
+        let input = "kind: ResourceList\nitems:\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: a\n    data:\n      script: |\n        line\n          indented\n";
+        let out = round_trip(input);
+        assert!(
+            out.contains("items:\n- apiVersion: v1\n  kind: ConfigMap\n"),
+            "{out}"
+        );
+        assert_eq!(read(&out).unwrap().items, read(input).unwrap().items);
+    }
+
+    #[test]
+    fn other_layouts_are_re_emitted() {
+        for input in [
+            "{\"kind\": \"ResourceList\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}}]}",
+            "kind: ResourceList\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}]\n",
+            "kind: ResourceList\r\nitems:\r\n- apiVersion: v1\r\n  kind: ConfigMap\r\n  metadata: {name: a}\r\n",
+            "kind: ResourceList\nitems:\n- &a\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- *a\n",
+        ] {
+            let list = read(input).unwrap();
+            assert!(list.verbatim.is_none(), "{input:?}");
+            let out = write(list.clone(), None);
+            assert_eq!(read(&out).unwrap().items, list.items, "{input:?}");
+        }
+    }
+}

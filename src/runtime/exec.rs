@@ -1,0 +1,218 @@
+//! Exec runtimes: pick the platform of this machine, fetch `uri` (HTTPS or `file://`), require
+//! its sha256, unpack `bin` from a `.tar.gz` or `.zip`, and keep the verified binary in the
+//! cache so a warm run needs no network.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+
+use crate::catalog::kep::Platform;
+use crate::remote::Remote;
+use crate::remote::archive;
+use crate::verify::sha256_hex;
+
+/// The KEP's name for this machine's OS and architecture.
+pub fn this_platform() -> (&'static str, &'static str) {
+    let os = match std::env::consts::OS {
+        "macos" => "darwin",
+        other => other,
+    };
+    let arch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => other,
+    };
+    (os, arch)
+}
+
+/// The platform entry for this machine.
+pub fn select(platforms: &[Platform]) -> Result<&Platform, String> {
+    let (os, arch) = this_platform();
+    platforms
+        .iter()
+        .find(|p| p.os == os && p.arch == arch)
+        .ok_or_else(|| {
+            let have: Vec<String> = platforms
+                .iter()
+                .map(|p| format!("{}/{}", p.os, p.arch))
+                .collect();
+            format!(
+                "no exec runtime for {os}/{arch} (the catalog has {})",
+                have.join(", ")
+            )
+        })
+}
+
+/// Download (or read from the cache) and verify a platform's binary; returns the path of a
+/// verified executable copy in the cache.
+pub fn prepare(platform: &Platform, remote: &Remote, cwd: &Path) -> Result<PathBuf, String> {
+    let declared = platform
+        .sha256
+        .as_deref()
+        .ok_or_else(|| format!("{} has no sha256; KEP-2906 requires one for exec runtimes (`krm-catalog catalog lock` fills it in)", platform.uri))?;
+    let declared = super::normalize_digest(declared)?;
+    let hex = declared.trim_start_matches("sha256:").to_owned();
+    let download = match remote.cache().get_blob(&hex) {
+        Some(bytes) => bytes,
+        None => {
+            let bytes = fetch(&platform.uri, remote, cwd)?;
+            let got = sha256_hex(&bytes);
+            if got != hex {
+                return Err(format!(
+                    "{}: sha256 mismatch: expected {hex}, downloaded {got}",
+                    platform.uri
+                ));
+            }
+            if let Err(e) = remote.cache().put_blob(&bytes) {
+                crate::log!(
+                    crate::logger::Level::Warn,
+                    "cannot write {}: {e}",
+                    remote.cache().describe()
+                );
+            }
+            bytes
+        }
+    };
+    let binary = extract(&download, &platform.bin).map_err(|e| format!("{}: {e}", platform.uri))?;
+    install(&binary, remote)
+}
+
+/// Fetch a URI: `https://` (or loopback `http://`) through the network stack, `file://` from
+/// disk (relative paths against `cwd`).
+pub fn fetch(uri: &str, remote: &Remote, cwd: &Path) -> Result<Vec<u8>, String> {
+    if let Some(path) = uri.strip_prefix("file://") {
+        let path = Path::new(path);
+        let path = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            cwd.join(path)
+        };
+        return fs_err::read(&path).map_err(|e| e.to_string());
+    }
+    remote.fetch_url(uri)
+}
+
+/// The binary named `bin` inside an archive, or the download itself.
+pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, String> {
+    let wanted = |name: &str| name == bin || name.rsplit('/').next() == Some(bin);
+    if archive::is_gzip(download) {
+        let limit = crate::remote::net::max_download_bytes().saturating_mul(4);
+        let files = archive::unpack(download, limit)?;
+        return files
+            .into_iter()
+            .find(|(n, _)| wanted(n))
+            .map(|(_, c)| c)
+            .ok_or_else(|| format!("the archive has no \"{bin}\""));
+    }
+    if download.starts_with(b"PK\x03\x04") {
+        let mut zip = zip::ZipArchive::new(std::io::Cursor::new(download))
+            .map_err(|e| format!("not a zip archive: {e}"))?;
+        for i in 0..zip.len() {
+            let mut file = zip
+                .by_index(i)
+                .map_err(|e| format!("corrupt zip archive: {e}"))?;
+            let name = file
+                .name()
+                .map_err(|e| format!("corrupt zip archive: {e}"))?
+                .into_owned();
+            if name.split('/').any(|s| s == "..") || name.starts_with('/') {
+                return Err(format!("entry \"{name}\" escapes the archive root"));
+            }
+            if file.is_file() && wanted(&name) {
+                let mut out = Vec::new();
+                file.read_to_end(&mut out)
+                    .map_err(|e| format!("corrupt zip archive: {e}"))?;
+                return Ok(out);
+            }
+        }
+        return Err(format!("the archive has no \"{bin}\""));
+    }
+    Ok(download.to_vec())
+}
+
+/// Put a verified binary in the cache as an executable named after its own hash; an existing
+/// copy is re-hashed before use.
+fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, String> {
+    let hex = sha256_hex(binary);
+    let dir = match remote.cache().root() {
+        Some(root) => root.join("bin"),
+        None => std::env::temp_dir().join(format!("krm-catalog-bin-{}", std::process::id())),
+    };
+    let path = dir.join(&hex);
+    if let Ok(existing) = fs_err::read(&path) {
+        if sha256_hex(&existing) == hex {
+            return Ok(path);
+        }
+        let _ = fs_err::remove_file(&path);
+    }
+    fs_err::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let tmp = dir.join(format!(".{hex}.{}", std::process::id()));
+    let result = (|| {
+        use std::io::Write as _;
+        let mut file = fs_err::File::create(&tmp)?;
+        file.write_all(binary)?;
+        file.sync_all()?;
+        drop(file);
+        set_executable(&tmp)?;
+        fs_err::rename(&tmp, &path)
+    })();
+    if let Err(e) = result {
+        let _ = fs_err::remove_file(&tmp);
+        return Err(format!(
+            "cannot install the binary in {}: {e}",
+            dir.display()
+        ));
+    }
+    Ok(path)
+}
+
+#[cfg(unix)]
+fn set_executable(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    fs_err::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+}
+
+#[cfg(not(unix))]
+fn set_executable(_: &Path) -> std::io::Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extracts_from_tar_gz_and_zip() {
+        let tgz = archive::pack(&[("dist/fn", b"#!/bin/sh\n"), ("README", b"x")]);
+        assert_eq!(extract(&tgz, "fn").unwrap(), b"#!/bin/sh\n");
+        assert!(extract(&tgz, "other").unwrap_err().contains("no \"other\""));
+        let mut buf = std::io::Cursor::new(Vec::new());
+        {
+            let mut w = zip::ZipWriter::new(&mut buf);
+            w.start_file("fn", zip::write::SimpleFileOptions::default())
+                .unwrap();
+            std::io::Write::write_all(&mut w, b"zipped").unwrap();
+            w.finish().unwrap();
+        }
+        assert_eq!(extract(buf.get_ref(), "fn").unwrap(), b"zipped");
+        assert_eq!(extract(b"plain", "fn").unwrap(), b"plain");
+    }
+
+    #[test]
+    fn selects_this_platform() {
+        let (os, arch) = this_platform();
+        let p = |os: &str, arch: &str| Platform {
+            bin: "fn".into(),
+            os: os.into(),
+            arch: arch.into(),
+            uri: "file:///x".into(),
+            sha256: None,
+        };
+        let platforms = vec![p("windows", "amd64"), p(os, arch)];
+        assert_eq!(select(&platforms).unwrap().os, os);
+        assert!(
+            select(&platforms[..1])
+                .unwrap_err()
+                .contains("no exec runtime for")
+        );
+    }
+}

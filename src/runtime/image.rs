@@ -1,0 +1,149 @@
+//! Container image references in every form users write: `name`, `name:tag`,
+//! `name@sha256:…`, `name:tag@sha256:…`, a registry with a port, Docker Hub short names.
+
+use std::fmt;
+
+/// A parsed image reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageRef {
+    /// Registry host (with port), `docker.io` for Docker Hub.
+    pub registry: String,
+    /// Repository path (`library/nginx` for Docker Hub short names).
+    pub repository: String,
+    /// Tag, if any.
+    pub tag: Option<String>,
+    /// Digest (`sha256:<hex>`), if any.
+    pub digest: Option<String>,
+}
+
+impl ImageRef {
+    /// Parse a reference.
+    pub fn parse(reference: &str) -> Result<Self, String> {
+        let reference = reference.trim();
+        if reference.is_empty() || reference.chars().any(char::is_whitespace) {
+            return Err(format!("\"{reference}\" is not an image reference"));
+        }
+        let (rest, digest) = match reference.split_once('@') {
+            Some((rest, digest)) => {
+                let hex = digest
+                    .strip_prefix("sha256:")
+                    .ok_or_else(|| format!("\"{reference}\": only sha256 digests are supported"))?;
+                if !crate::config::is_sha256_hex(hex) {
+                    return Err(format!(
+                        "\"{reference}\": \"{digest}\" is not a sha256 digest"
+                    ));
+                }
+                (rest, Some(digest.to_owned()))
+            }
+            None => (reference, None),
+        };
+        let (name, tag) = match rest.rfind(':') {
+            Some(i) if !rest[i..].contains('/') => (&rest[..i], Some(rest[i + 1..].to_owned())),
+            _ => (rest, None),
+        };
+        if tag
+            .as_deref()
+            .is_some_and(|t| t.is_empty() || t.len() > 128)
+        {
+            return Err(format!("\"{reference}\": bad tag"));
+        }
+        let mut parts = name.splitn(2, '/');
+        let first = parts.next().unwrap_or_default();
+        let (registry, repository) = match parts.next() {
+            Some(path) if first.contains('.') || first.contains(':') || first == "localhost" => {
+                (first.to_owned(), path.to_owned())
+            }
+            Some(_) => ("docker.io".to_owned(), name.to_owned()),
+            None => ("docker.io".to_owned(), format!("library/{name}")),
+        };
+        let registry = if registry == "index.docker.io" {
+            "docker.io".to_owned()
+        } else {
+            registry
+        };
+        let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-/".contains(c);
+        if repository.is_empty() || !repository.chars().all(valid) {
+            return Err(format!(
+                "\"{reference}\": repository \"{repository}\" must be lowercase letters, digits and ._-/"
+            ));
+        }
+        Ok(Self {
+            registry,
+            repository,
+            tag,
+            digest,
+        })
+    }
+
+    /// `registry/repository` without tag or digest.
+    pub fn name(&self) -> String {
+        format!("{}/{}", self.registry, self.repository)
+    }
+
+    /// The form container engines enforce: `registry/repository@sha256:…`.
+    pub fn pinned(&self, digest: &str) -> String {
+        format!("{}@{digest}", self.name())
+    }
+
+    /// The reference with its tag (or `latest`) and no digest, for registry lookups.
+    pub fn tagged(&self) -> String {
+        format!(
+            "{}:{}",
+            self.name(),
+            self.tag.as_deref().unwrap_or("latest")
+        )
+    }
+}
+
+impl fmt::Display for ImageRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name())?;
+        if let Some(t) = &self.tag {
+            write!(f, ":{t}")?;
+        }
+        if let Some(d) = &self.digest {
+            write!(f, "@{d}")?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const D: &str = "sha256:2f2b9a1f6b0b7c5b4d7e0f3c5a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e";
+
+    #[test]
+    fn every_form() {
+        let r = ImageRef::parse("nginx").unwrap();
+        assert_eq!(
+            (r.registry.as_str(), r.repository.as_str(), r.tag.as_deref()),
+            ("docker.io", "library/nginx", None)
+        );
+        let r = ImageRef::parse("nginx:1.27").unwrap();
+        assert_eq!(r.tag.as_deref(), Some("1.27"));
+        assert_eq!(r.tagged(), "docker.io/library/nginx:1.27");
+        let r = ImageRef::parse("acme/app").unwrap();
+        assert_eq!(r.name(), "docker.io/acme/app");
+        let r = ImageRef::parse(&format!("ghcr.io/acme/set-labels@{D}")).unwrap();
+        assert_eq!((r.tag.as_deref(), r.digest.as_deref()), (None, Some(D)));
+        let r = ImageRef::parse(&format!("ghcr.io/acme/set-labels:v1@{D}")).unwrap();
+        assert_eq!(r.to_string(), format!("ghcr.io/acme/set-labels:v1@{D}"));
+        assert_eq!(r.pinned(D), format!("ghcr.io/acme/set-labels@{D}"));
+        let r = ImageRef::parse("127.0.0.1:5000/fn/noop:dev").unwrap();
+        assert_eq!(
+            (r.registry.as_str(), r.repository.as_str(), r.tag.as_deref()),
+            ("127.0.0.1:5000", "fn/noop", Some("dev"))
+        );
+        let r = ImageRef::parse("localhost/krm-catalog:dev").unwrap();
+        assert_eq!(r.registry, "localhost");
+    }
+
+    #[test]
+    fn rejects_garbage() {
+        for bad in ["", "a b", "Upper/Case", "x@md5:abc", "x@sha256:123", "x:"] {
+            assert!(ImageRef::parse(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! `catalog lock` and `catalog verify` (SPEC §7.4): fill in every missing digest of a catalog
+//! (images from their registry, binaries from their download) by inserting `sha256:` lines
+//! next to what they pin, so comments and layout survive; and check every digest, one line per
+//! runtime, failing on any mismatch — the CI gate.
+
+use std::path::{Path, PathBuf};
+
+use crate::catalog::kep::{self, Runtime};
+use crate::remote::Remote;
+use crate::verify::sha256_hex;
+
+/// One runtime's verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    /// `ok`, `MISMATCH`, `UNPINNED` or `ERROR`.
+    pub status: &'static str,
+    /// The kind (group/version/kind) it backs.
+    pub kind: String,
+    /// What was checked and what was found.
+    pub detail: String,
+}
+
+impl std::fmt::Display for Check {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:<8} {}  {}", self.status, self.kind, self.detail)
+    }
+}
+
+/// Check every runtime of KEP entries (the bundle's `functions`).
+pub fn verify(functions: &[kep::Function], remote: &Remote, cwd: &Path) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for function in functions {
+        for version in &function.versions {
+            let kind = function.gvk(version).to_string();
+            match &version.runtime {
+                Runtime::Service { name } => checks.push(Check {
+                    status: "ok",
+                    kind,
+                    detail: format!("service {name} (part of this catalog)"),
+                }),
+                Runtime::Container { image, sha256, .. } => {
+                    let has_digest = sha256.is_some() || image.contains("@sha256:");
+                    let check = if has_digest {
+                        match super::verify_container(image, sha256.as_deref(), false, Some(remote))
+                        {
+                            Ok(p) => Check {
+                                status: "ok",
+                                kind,
+                                detail: format!("container {}", p.reference()),
+                            },
+                            Err(e) if e.contains("moved") || e.contains("declares") => Check {
+                                status: "MISMATCH",
+                                kind,
+                                detail: e,
+                            },
+                            Err(e) => Check {
+                                status: "ERROR",
+                                kind,
+                                detail: e,
+                            },
+                        }
+                    } else {
+                        Check {
+                            status: "UNPINNED",
+                            kind,
+                            detail: format!(
+                                "container {image}: no digest; run `krm-catalog catalog lock`"
+                            ),
+                        }
+                    };
+                    checks.push(check);
+                }
+                Runtime::Exec { platforms } => {
+                    for p in platforms {
+                        let kind = format!("{kind} ({}/{})", p.os, p.arch);
+                        let Some(declared) = &p.sha256 else {
+                            checks.push(Check {
+                                status: "UNPINNED",
+                                kind,
+                                detail: format!(
+                                    "exec {}: no sha256; run `krm-catalog catalog lock`",
+                                    p.uri
+                                ),
+                            });
+                            continue;
+                        };
+                        let declared = declared.trim_start_matches("sha256:").to_owned();
+                        let check = match super::exec::fetch(&p.uri, remote, cwd) {
+                            Ok(bytes) if sha256_hex(&bytes) == declared => Check {
+                                status: "ok",
+                                kind,
+                                detail: format!("exec {} sha256:{declared}", p.uri),
+                            },
+                            Ok(bytes) => Check {
+                                status: "MISMATCH",
+                                kind,
+                                detail: format!(
+                                    "exec {}: expected sha256:{declared}, downloaded sha256:{}",
+                                    p.uri,
+                                    sha256_hex(&bytes)
+                                ),
+                            },
+                            Err(e) => Check {
+                                status: "ERROR",
+                                kind,
+                                detail: format!("exec {}: {e}", p.uri),
+                            },
+                        };
+                        checks.push(check);
+                    }
+                }
+            }
+        }
+    }
+    checks
+}
+
+/// The YAML files of a local catalog that hold KEP documents.
+fn kep_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    if root.is_file() {
+        return vec![root.to_path_buf()];
+    }
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = fs_err::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if crate::yaml::is_yaml_file(&path.to_string_lossy()) {
+                let text = fs_err::read_to_string(&path).unwrap_or_default();
+                if text.contains("krmFunctions") {
+                    files.push(path);
+                }
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Fill in missing digests in the catalog at `root` (a directory or file). Returns one line per
+/// digest written; files are rewritten only when something changed.
+pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
+    let mut written = Vec::new();
+    for file in kep_files(root) {
+        let original = fs_err::read_to_string(&file).map_err(|e| e.to_string())?;
+        let docs =
+            crate::yaml::parse_stream(&original).map_err(|e| format!("{}: {e}", file.display()))?;
+        let mut text = original.clone();
+        for doc in docs.iter().filter(|d| kep::is_kep_catalog(&d.value)) {
+            let (_, functions) = kep::parse(&doc.value).map_err(|p| {
+                let list: Vec<String> = p.iter().map(ToString::to_string).collect();
+                format!("{}: {}", file.display(), list.join("; "))
+            })?;
+            for function in &functions {
+                for version in &function.versions {
+                    match &version.runtime {
+                        Runtime::Container {
+                            image,
+                            sha256: None,
+                            ..
+                        } if !image.contains("@sha256:") => {
+                            let parsed = super::image::ImageRef::parse(image)?;
+                            let digest = remote.net_manifest_digest(&parsed.tagged())?;
+                            let hex = digest.trim_start_matches("sha256:").to_owned();
+                            text = insert_sibling(&text, "image", image, "sha256", &hex)
+                                .ok_or_else(|| format!("{}: cannot find `image: {image}` in block style to add its sha256", file.display()))?;
+                            written.push(format!("{}: {image} → sha256:{hex}", file.display()));
+                        }
+                        Runtime::Exec { platforms } => {
+                            for p in platforms.iter().filter(|p| p.sha256.is_none()) {
+                                // Relative file:// URIs resolve against the working directory, as in function mode.
+                                let cwd = std::env::current_dir().unwrap_or_default();
+                                let bytes = super::exec::fetch(&p.uri, remote, &cwd)?;
+                                let hex = sha256_hex(&bytes);
+                                text = insert_sibling(&text, "uri", &p.uri, "sha256", &hex)
+                                    .ok_or_else(|| format!("{}: cannot find `uri: {}` in block style to add its sha256", file.display(), p.uri))?;
+                                written.push(format!(
+                                    "{}: {} → sha256:{hex}",
+                                    file.display(),
+                                    p.uri
+                                ));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        if text != original {
+            // Prove the edit before writing: the file must still parse to the same documents
+            // plus the new digests.
+            crate::yaml::parse_stream(&text)
+                .map_err(|e| format!("{}: the locked file would not parse: {e}", file.display()))?;
+            let tmp = file.with_extension("lock-tmp");
+            fs_err::write(&tmp, &text).map_err(|e| e.to_string())?;
+            fs_err::rename(&tmp, &file).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(written)
+}
+
+/// After the first block-style `key: value` line whose mapping has no `new_key` yet, insert
+/// `new_key: new_value` at the same indentation.
+pub fn insert_sibling(
+    text: &str,
+    key: &str,
+    value: &str,
+    new_key: &str,
+    new_value: &str,
+) -> Option<String> {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let key_of = |line: &str| -> Option<(usize, String, String)> {
+        let indent = line.len() - line.trim_start().len();
+        let body = line.trim();
+        let (col, body) = match body.strip_prefix("- ") {
+            Some(rest) => (indent + 2, rest),
+            None => (indent, body),
+        };
+        let (k, v) = body.split_once(':')?;
+        let v = v
+            .split(" #")
+            .next()
+            .unwrap_or("")
+            .trim()
+            .trim_matches(|c| c == '"' || c == '\'')
+            .to_owned();
+        Some((col, k.trim().to_owned(), v))
+    };
+    for (i, line) in lines.iter().enumerate() {
+        let Some((col, k, v)) = key_of(line) else {
+            continue;
+        };
+        if k != key || v != value {
+            continue;
+        }
+        let sibling_has = |range: &mut dyn Iterator<Item = &&str>| {
+            for l in range {
+                if l.trim().is_empty() || l.trim_start().starts_with('#') {
+                    continue;
+                }
+                match key_of(l) {
+                    Some((c, k2, _)) if c == col && !l.trim_start().starts_with("- ") => {
+                        if k2 == new_key {
+                            return true;
+                        }
+                    }
+                    Some((c, k2, _)) if c == col => return k2 == new_key,
+                    _ => {
+                        let indent = l.len() - l.trim_start().len();
+                        if indent < col {
+                            return false;
+                        }
+                    }
+                }
+            }
+            false
+        };
+        let after_has = sibling_has(&mut lines[i + 1..].iter());
+        let before_has =
+            !line.trim_start().starts_with("- ") && sibling_has(&mut lines[..i].iter().rev());
+        if after_has || before_has {
+            continue;
+        }
+        let mut out: String = lines[..=i].concat();
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&" ".repeat(col));
+        out.push_str(new_key);
+        out.push_str(": ");
+        out.push_str(new_value);
+        out.push('\n');
+        out.push_str(&lines[i + 1..].concat());
+        return Some(out);
+    }
+    None
+}
+
+/// Exit status of a verification: every check ok.
+pub fn all_ok(checks: &[Check]) -> bool {
+    checks.iter().all(|c| c.status == "ok")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inserts_a_sibling_and_keeps_comments() {
+        let text = "runtime:\n  container:\n    # the labeller\n    image: ghcr.io/acme/fn:v1 # pinned below\n    requireNetwork: false\n";
+        let out = insert_sibling(text, "image", "ghcr.io/acme/fn:v1", "sha256", "abc").unwrap();
+        assert_eq!(
+            out,
+            "runtime:\n  container:\n    # the labeller\n    image: ghcr.io/acme/fn:v1 # pinned below\n    sha256: abc\n    requireNetwork: false\n"
+        );
+        // Already pinned (before or after): nothing to do.
+        assert!(insert_sibling(&out, "image", "ghcr.io/acme/fn:v1", "sha256", "abc").is_none());
+        let list = "platforms:\n- bin: fn\n  os: linux\n  uri: https://x/fn\n- bin: fn\n  os: darwin\n  uri: https://x/fn-mac\n";
+        let out = insert_sibling(list, "uri", "https://x/fn-mac", "sha256", "def").unwrap();
+        assert!(
+            out.ends_with("  uri: https://x/fn-mac\n  sha256: def\n"),
+            "{out}"
+        );
+        let out2 = insert_sibling(&out, "uri", "https://x/fn", "sha256", "123").unwrap();
+        assert!(
+            out2.contains("  uri: https://x/fn\n  sha256: 123\n- bin: fn\n"),
+            "{out2}"
+        );
+    }
+}

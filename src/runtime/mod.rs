@@ -1,0 +1,165 @@
+//! Function runtimes (SPEC §7): container images and exec binaries that catalog kinds point
+//! at. Everything is verified before use: images are pinned by digest (and, when asked, the tag
+//! is checked against the registry), binaries are hashed after download and cached.
+
+pub mod exec;
+pub mod image;
+pub mod lock;
+pub mod run;
+
+use crate::catalog::kep::Runtime;
+use crate::remote::Remote;
+use image::ImageRef;
+
+/// Normalise a declared sha256 (`hex` or `sha256:hex`) to `sha256:hex`.
+pub fn normalize_digest(declared: &str) -> Result<String, String> {
+    let hex = declared
+        .trim()
+        .strip_prefix("sha256:")
+        .unwrap_or(declared.trim());
+    if crate::config::is_sha256_hex(hex) {
+        Ok(format!("sha256:{hex}"))
+    } else {
+        Err(format!(
+            "\"{declared}\" is not a sha256 digest (64 lowercase hex characters)"
+        ))
+    }
+}
+
+/// A container runtime after verification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedImage {
+    /// The parsed reference.
+    pub image: ImageRef,
+    /// The digest to pin, when there is one (only `allowUnpinned` lets it be missing).
+    pub digest: Option<String>,
+    /// Non-fatal findings (an unpinned image under `allowUnpinned`).
+    pub warnings: Vec<String>,
+}
+
+impl PinnedImage {
+    /// What to hand to a container engine: `name@sha256:…`, or the tag when unpinned.
+    pub fn reference(&self) -> String {
+        match &self.digest {
+            Some(d) => self.image.pinned(d),
+            None => self.image.tagged(),
+        }
+    }
+}
+
+/// Check a container runtime: the digest in the reference and the declared `sha256` must
+/// agree; an image with no digest at all is an error unless `allow_unpinned`. With a `remote`,
+/// the tag is also resolved in the registry and must name the same digest.
+pub fn verify_container(
+    image: &str,
+    sha256: Option<&str>,
+    allow_unpinned: bool,
+    remote: Option<&Remote>,
+) -> Result<PinnedImage, String> {
+    let parsed = ImageRef::parse(image)?;
+    let declared = sha256.map(normalize_digest).transpose()?;
+    if let (Some(in_ref), Some(declared)) = (&parsed.digest, &declared)
+        && in_ref != declared
+    {
+        return Err(format!(
+            "image {image} is pinned to {in_ref} but sha256 declares {declared}"
+        ));
+    }
+    let digest = declared.or_else(|| parsed.digest.clone());
+    let mut warnings = Vec::new();
+    if digest.is_none() {
+        if !allow_unpinned {
+            return Err(format!(
+                "image {image} has no digest; add sha256 (`krm-catalog catalog lock` fills it in) or set functions.allowUnpinned"
+            ));
+        }
+        warnings.push(format!(
+            "image {image} is not pinned by digest (allowed by functions.allowUnpinned)"
+        ));
+    }
+    if let (Some(remote), Some(tag)) = (remote, &parsed.tag) {
+        let tagged = format!("{}:{tag}", parsed.name());
+        let in_registry = remote.net_manifest_digest(&tagged)?;
+        if let Some(d) = &digest
+            && *d != in_registry
+        {
+            return Err(format!(
+                "tag {tagged} moved: the registry has {in_registry}, the catalog pins {d}"
+            ));
+        }
+    }
+    Ok(PinnedImage {
+        image: parsed,
+        digest,
+        warnings,
+    })
+}
+
+/// The `config.kubernetes.io/function` annotation kustomize v5 and kpt parse for a pinned
+/// image (kustomize rejects unknown keys, so nothing else goes in).
+pub fn function_annotation(image: &PinnedImage, network: bool) -> String {
+    let mut text = format!("container:\n  image: {}\n", image.reference());
+    if network {
+        text.push_str("  network: true\n");
+    }
+    text
+}
+
+/// One line describing a runtime, for messages.
+pub fn describe(runtime: &Runtime) -> String {
+    match runtime {
+        Runtime::Container { image, .. } => format!("container {image}"),
+        Runtime::Exec { platforms } => {
+            let list: Vec<String> = platforms
+                .iter()
+                .map(|p| format!("{}/{}", p.os, p.arch))
+                .collect();
+            format!("exec ({})", list.join(", "))
+        }
+        Runtime::Service { name } => format!("service {name}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEX: &str = "2f2b9a1f6b0b7c5b4d7e0f3c5a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e";
+
+    #[test]
+    fn digests_must_agree_and_be_present() {
+        let p = verify_container("ghcr.io/acme/fn:v1", Some(HEX), false, None).unwrap();
+        assert_eq!(p.reference(), format!("ghcr.io/acme/fn@sha256:{HEX}"));
+        let p = verify_container(
+            &format!("ghcr.io/acme/fn:v1@sha256:{HEX}"),
+            None,
+            false,
+            None,
+        )
+        .unwrap();
+        assert_eq!(p.digest.as_deref(), Some(&*format!("sha256:{HEX}")));
+        let other = "a".repeat(64);
+        let e = verify_container(
+            &format!("ghcr.io/acme/fn@sha256:{HEX}"),
+            Some(&other),
+            false,
+            None,
+        )
+        .unwrap_err();
+        assert!(e.contains("but sha256 declares"), "{e}");
+        let e = verify_container("ghcr.io/acme/fn:v1", None, false, None).unwrap_err();
+        assert!(e.contains("has no digest"), "{e}");
+        let p = verify_container("ghcr.io/acme/fn:v1", None, true, None).unwrap();
+        assert_eq!(p.warnings.len(), 1);
+        assert_eq!(p.reference(), "ghcr.io/acme/fn:v1");
+    }
+
+    #[test]
+    fn annotation_is_what_kustomize_parses() {
+        let p = verify_container("fn", Some(HEX), false, None).unwrap();
+        assert_eq!(
+            function_annotation(&p, true),
+            format!("container:\n  image: docker.io/library/fn@sha256:{HEX}\n  network: true\n")
+        );
+    }
+}

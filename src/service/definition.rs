@@ -1,0 +1,377 @@
+//! `ServiceDefinition` documents (kubara ADR-0002), read strictly.
+//!
+//! The checks and their messages follow kubara's `ServiceDefinition.Validate()` so that users of
+//! kubara see the same words. Unlike kubara we also reject unknown fields (a typo such as
+//! `chartpath` is named, not turned into "missing spec.chartPath") and check `configSchema`
+//! when the catalog loads instead of at first use.
+
+use serde_json::{Map, Value};
+
+use super::schema::ConfigSchema;
+use crate::gvk::{self, Gvk};
+use crate::strict::{Problem, Reader, join};
+
+/// The API version of kubara documents.
+pub const KUBARA_API_VERSION: &str = "kubara.io/v1alpha1";
+/// The group single service objects live in unless a definition projects them elsewhere.
+pub const SERVICES_GROUP: &str = "services.krm-catalog.dev";
+/// The version single service objects use by default.
+pub const SERVICES_VERSION: &str = "v1alpha1";
+
+/// Whether a service is deployed when the user says nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Status {
+    /// Rendered.
+    Enabled,
+    /// Expands to nothing.
+    Disabled,
+}
+
+impl Status {
+    /// Parse the kubara spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "enabled" => Some(Self::Enabled),
+            "disabled" => Some(Self::Disabled),
+            _ => None,
+        }
+    }
+
+    /// The kubara spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Enabled => "enabled",
+            Self::Disabled => "disabled",
+        }
+    }
+}
+
+/// One service of a catalog.
+#[derive(Debug, Clone)]
+pub struct ServiceDefinition {
+    /// `metadata.name`: the service ID users write in a `ServiceSet`.
+    pub id: String,
+    /// `metadata.labels`.
+    pub labels: Map<String, Value>,
+    /// `metadata.annotations` (string values), exposed to templates.
+    pub annotations: Map<String, Value>,
+    /// `spec.chartPath`: where the per-service templates live under `charts/`.
+    pub chart_path: String,
+    /// `spec.status`: the default status.
+    pub status: Status,
+    /// `spec.clusterTypes`; empty means every cluster type.
+    pub cluster_types: Vec<String>,
+    /// `spec.configSchema`, checked.
+    pub config_schema: Option<ConfigSchema>,
+    /// The kind single service objects use (projection extensions applied).
+    pub gvk: Gvk,
+    /// `spec.templates`: inline templates, file name → text.
+    pub templates: Vec<(String, String)>,
+    /// Non-fatal findings (e.g. schema warnings), with paths relative to the document.
+    pub warnings: Vec<Problem>,
+}
+
+impl ServiceDefinition {
+    /// Whether the service applies to a cluster type (no cluster type: every service applies).
+    pub fn applies_to(&self, cluster_type: Option<&str>) -> bool {
+        match cluster_type {
+            None => true,
+            Some(t) => self.cluster_types.is_empty() || self.cluster_types.iter().any(|c| c == t),
+        }
+    }
+}
+
+/// Whether a document is a kubara `ServiceDefinition` (by apiVersion group and kind).
+pub fn is_service_definition(doc: &Value) -> bool {
+    doc.get("kind").and_then(Value::as_str) == Some("ServiceDefinition")
+        && doc
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .is_some_and(|v| v.starts_with("kubara.io/"))
+}
+
+fn is_rfc1123_label_starting_with_letter(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty() && b.len() <= 63 && b[0].is_ascii_lowercase() && gvk::is_dns_label(name)
+}
+
+/// Check that a relative path stays inside its root: no absolute path, no `..`, no backslash.
+pub fn check_relative_path(path: &str) -> Result<(), String> {
+    if path.is_empty() {
+        return Err("must not be empty".into());
+    }
+    if path.starts_with('/') || path.contains('\\') || path.contains(':') {
+        return Err(format!(
+            "\"{path}\" must be a relative slash-separated path"
+        ));
+    }
+    if path
+        .split('/')
+        .any(|seg| seg == ".." || seg.is_empty() || seg == ".")
+    {
+        return Err(format!(
+            "\"{path}\" must stay inside the catalog root (no \"..\", \".\" or empty segments)"
+        ));
+    }
+    Ok(())
+}
+
+/// Read and check a `ServiceDefinition` document. Returns every problem found.
+pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let mut warnings = Vec::new();
+
+    // kubara's checks, in kubara's order and words.
+    let api_version = doc
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .trim()
+        .to_owned();
+    if api_version.is_empty() {
+        problems.push(Problem::new("apiVersion", "missing apiVersion"));
+    } else if api_version != KUBARA_API_VERSION {
+        problems.push(Problem::new(
+            "apiVersion",
+            format!("apiVersion must be \"{KUBARA_API_VERSION}\""),
+        ));
+    }
+    if doc.get("kind").and_then(Value::as_str).map(str::trim) != Some("ServiceDefinition") {
+        problems.push(Problem::new("kind", "kind must be ServiceDefinition"));
+    }
+
+    let mut top = Reader::new(doc, "", &mut problems);
+    top.deny_unknown(&["apiVersion", "kind", "metadata", "spec"]);
+    let metadata = doc.get("metadata").cloned().unwrap_or(Value::Null);
+    let spec = doc.get("spec").cloned().unwrap_or(Value::Null);
+
+    let mut meta = Reader::new(&metadata, "metadata", &mut problems);
+    meta.deny_unknown(&["name", "labels", "annotations"]);
+    let id = meta.string("name").unwrap_or_default();
+    let labels = meta.string_map("labels").unwrap_or_default();
+    let annotations = meta.string_map("annotations").unwrap_or_default();
+    if id.trim().is_empty() {
+        problems.push(Problem::new("metadata.name", "missing metadata.name"));
+    } else if !is_rfc1123_label_starting_with_letter(&id) {
+        problems.push(Problem::new(
+            "metadata.name",
+            format!(
+                "metadata.name \"{id}\" must be an rfc 1123 label that starts with a letter \
+                 (lower case letters, digits and '-', at most 63 characters)"
+            ),
+        ));
+    }
+
+    let mut s = Reader::new(&spec, "spec", &mut problems);
+    s.deny_unknown(&[
+        "chartPath",
+        "status",
+        "clusterTypes",
+        "configSchema",
+        "group",
+        "version",
+        "names",
+        "templates",
+    ]);
+    let chart_path = s.string("chartPath").unwrap_or_default();
+    let status_text = s.string("status");
+    let cluster_types = s.strings("clusterTypes").unwrap_or_default();
+    let group = s.string("group");
+    let version = s.string("version");
+    let names = s.get("names").cloned();
+    let templates_value = s.object("templates").cloned();
+    let schema_value = s.get("configSchema").cloned();
+
+    if chart_path.trim().is_empty() {
+        problems.push(Problem::new("spec.chartPath", "missing spec.chartPath"));
+    } else if let Err(e) = check_relative_path(chart_path.trim()) {
+        problems.push(Problem::new("spec.chartPath", e));
+    }
+    let status = status_text.as_deref().and_then(Status::parse);
+    if status.is_none() {
+        problems.push(Problem::new(
+            "spec.status",
+            "spec.status must be either \"enabled\" or \"disabled\"",
+        ));
+    }
+    for (i, t) in cluster_types.iter().enumerate() {
+        if t.trim().is_empty() {
+            problems.push(Problem::new(
+                format!("spec.clusterTypes[{i}]"),
+                "must not be empty",
+            ));
+        }
+    }
+
+    let mut kind = gvk::pascal_case(&id);
+    if let Some(names) = &names {
+        let mut n = Reader::new(names, "spec.names", &mut problems);
+        n.deny_unknown(&["kind"]);
+        if let Some(k) = n.string("kind") {
+            kind = k;
+        }
+    }
+    let pascal = kind.starts_with(|c: char| c.is_ascii_uppercase())
+        && kind.chars().all(|c| c.is_ascii_alphanumeric());
+    if !kind.is_empty() && !pascal {
+        problems.push(Problem::new(
+            "spec.names.kind",
+            format!("kind \"{kind}\" must be PascalCase letters and digits"),
+        ));
+    }
+    let group = group.unwrap_or_else(|| SERVICES_GROUP.to_owned());
+    if !gvk::is_dns_subdomain(&group) {
+        problems.push(Problem::new(
+            "spec.group",
+            format!("group \"{group}\" must be a DNS subdomain"),
+        ));
+    }
+    let version = version.unwrap_or_else(|| SERVICES_VERSION.to_owned());
+    if !gvk::is_dns_label(&version) || !version.starts_with(|c: char| c.is_ascii_lowercase()) {
+        problems.push(Problem::new(
+            "spec.version",
+            format!("version \"{version}\" must be a DNS label such as v1alpha1"),
+        ));
+    }
+
+    let mut templates = Vec::new();
+    if let Some(map) = templates_value {
+        for (name, text) in map {
+            let path = join("spec.templates", &name);
+            if let Err(e) = check_relative_path(&name) {
+                problems.push(Problem::new(path, e));
+                continue;
+            }
+            match text {
+                Value::String(text) => templates.push((name, text)),
+                other => problems.push(Problem::new(
+                    path,
+                    format!(
+                        "must be the template text (a string), not {}",
+                        crate::strict::type_name(&other)
+                    ),
+                )),
+            }
+        }
+    }
+
+    let config_schema = match schema_value {
+        None => None,
+        Some(raw) => match ConfigSchema::parse(&raw) {
+            Ok(schema) => {
+                for w in schema.warnings() {
+                    warnings.push(Problem::new(schema_path(&w.path), w.message.clone()));
+                }
+                Some(schema)
+            }
+            Err(schema_problems) => {
+                for p in schema_problems {
+                    problems.push(Problem::new(schema_path(&p.path), p.message));
+                }
+                None
+            }
+        },
+    };
+
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(ServiceDefinition {
+        gvk: Gvk::new(group, version, kind),
+        id,
+        labels,
+        annotations,
+        chart_path: chart_path.trim().to_owned(),
+        status: status.unwrap_or(Status::Disabled),
+        cluster_types,
+        config_schema,
+        templates,
+        warnings,
+    })
+}
+
+fn schema_path(path: &str) -> String {
+    if path.is_empty() {
+        "spec.configSchema".to_owned()
+    } else {
+        format!("spec.configSchema.{path}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn messages(doc: &Value) -> Vec<String> {
+        parse(doc)
+            .err()
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| p.message)
+            .collect()
+    }
+
+    #[test]
+    fn kubara_messages() {
+        let base = json!({"apiVersion": "kubara.io/v1alpha1", "kind": "ServiceDefinition",
+            "metadata": {"name": "argocd"}, "spec": {"chartPath": "argo-cd", "status": "disabled"}});
+        assert!(parse(&base).is_ok());
+        let mut d = base.clone();
+        d["apiVersion"] = json!("kubara.io/v2");
+        assert_eq!(messages(&d), ["apiVersion must be \"kubara.io/v1alpha1\""]);
+        d["apiVersion"] = json!(" ");
+        assert_eq!(messages(&d), ["missing apiVersion"]);
+        let mut d = base.clone();
+        d["kind"] = json!("Service");
+        assert_eq!(messages(&d), ["kind must be ServiceDefinition"]);
+        let mut d = base.clone();
+        d["metadata"]["name"] = json!("");
+        assert_eq!(messages(&d), ["missing metadata.name"]);
+        d["metadata"]["name"] = json!("9lives");
+        assert!(messages(&d)[0].contains("rfc 1123"));
+        let mut d = base.clone();
+        d["spec"]["chartPath"] = json!("  ");
+        assert_eq!(messages(&d), ["missing spec.chartPath"]);
+        let mut d = base.clone();
+        d["spec"]["status"] = json!("on");
+        assert_eq!(
+            messages(&d),
+            ["spec.status must be either \"enabled\" or \"disabled\""]
+        );
+    }
+
+    #[test]
+    fn typos_are_named_not_silently_dropped() {
+        let d = json!({"apiVersion": "kubara.io/v1alpha1", "kind": "ServiceDefinition",
+            "metadata": {"name": "x"}, "spec": {"chartpath": "x", "status": "enabled"}});
+        let m = messages(&d);
+        assert!(
+            m.contains(&"unknown field \"chartpath\" (did you mean \"chartPath\"?)".to_owned()),
+            "{m:?}"
+        );
+        assert!(m.contains(&"missing spec.chartPath".to_owned()));
+    }
+
+    #[test]
+    fn chart_paths_stay_inside_the_root() {
+        let d = json!({"apiVersion": "kubara.io/v1alpha1", "kind": "ServiceDefinition",
+            "metadata": {"name": "x"}, "spec": {"chartPath": "../etc", "status": "enabled"}});
+        assert!(messages(&d)[0].contains("inside the catalog root"));
+    }
+
+    #[test]
+    fn projection_extensions() {
+        let d = json!({"apiVersion": "kubara.io/v1alpha1", "kind": "ServiceDefinition",
+            "metadata": {"name": "my-app"}, "spec": {"chartPath": "my-app", "status": "enabled",
+            "group": "apps.example.com", "version": "v1", "names": {"kind": "App"}}});
+        let def = parse(&d).unwrap();
+        assert_eq!(def.gvk.to_string(), "apps.example.com/v1/App");
+        let d = json!({"apiVersion": "kubara.io/v1alpha1", "kind": "ServiceDefinition",
+            "metadata": {"name": "my-app"}, "spec": {"chartPath": "my-app", "status": "enabled"}});
+        assert_eq!(
+            parse(&d).unwrap().gvk.to_string(),
+            "services.krm-catalog.dev/v1alpha1/MyApp"
+        );
+    }
+}

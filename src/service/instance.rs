@@ -1,0 +1,231 @@
+//! Service instances: the `{status, storage, networking, config}` a user writes for a service,
+//! taken through status defaulting, structural defaulting of `config` and validation against
+//! the kubara instance schema, in that order (SPEC §5).
+
+use serde_json::{Map, Value, json};
+
+use super::defaulting;
+use super::definition::{ServiceDefinition, Status};
+use super::schema::{self, FieldError, PathSegment};
+use crate::catalog::Service;
+use crate::strict::{Problem, index, join};
+
+/// A compiled instance schema of one service.
+#[derive(Debug)]
+pub struct InstanceSchema {
+    /// The JSON Schema (draft-07) of an instance.
+    pub json_schema: Value,
+    validator: jsonschema::Validator,
+}
+
+impl InstanceSchema {
+    /// Every validation error of an instance value.
+    pub fn validate(&self, instance: &Value) -> Vec<FieldError> {
+        schema::validate_with(&self.validator, &self.json_schema, instance)
+    }
+}
+
+impl Service {
+    /// The compiled instance schema (built once).
+    pub fn instance_schema(&self) -> Result<&InstanceSchema, String> {
+        self.instance_schema
+            .get_or_init(|| {
+                let json_schema = instance_json_schema(&self.definition);
+                let validator = schema::compile(&json_schema)?;
+                Ok(InstanceSchema {
+                    json_schema,
+                    validator,
+                })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// The JSON Schema of one service instance, as kubara generates it (ADR-0002 §"schema"), with
+/// the config schema properly converted from CRD dialect.
+pub fn instance_json_schema(def: &ServiceDefinition) -> Value {
+    let mut properties = Map::new();
+    properties.insert(
+        "status".into(),
+        json!({
+            "type": "string",
+            "title": "Service Status",
+            "description": "The desired status of the service.",
+            "enum": ["enabled", "disabled"],
+            "default": def.status.as_str(),
+        }),
+    );
+    properties.insert(
+        "storage".into(),
+        json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {"className": {
+                "type": "string",
+                "title": "Storage Class Name",
+                "description": "Optional storage class name override for persistent volumes.",
+                "minLength": 1,
+            }},
+        }),
+    );
+    properties.insert(
+        "networking".into(),
+        json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {"annotations": {
+                "type": "object",
+                "title": "Ingress Annotations",
+                "description": "Optional ingress annotation overrides for this service.",
+                "additionalProperties": {"type": "string"},
+            }},
+        }),
+    );
+    if let Some(config) = &def.config_schema {
+        let mut config_schema = config.json_schema().clone();
+        if let Value::Object(map) = &mut config_schema {
+            map.entry("title")
+                .or_insert_with(|| json!("Service Config"));
+        }
+        properties.insert("config".into(), config_schema);
+    }
+    json!({
+        "type": "object",
+        "title": def.id,
+        "additionalProperties": false,
+        "required": ["status"],
+        "properties": properties,
+    })
+}
+
+/// An instance after defaulting and validation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Instance {
+    /// The effective status.
+    pub status: Status,
+    /// The full instance value after defaulting (what templates see).
+    pub value: Map<String, Value>,
+}
+
+impl Instance {
+    /// `storage`, or `{}`.
+    pub fn storage(&self) -> Value {
+        self.value
+            .get("storage")
+            .cloned()
+            .unwrap_or_else(|| json!({}))
+    }
+    /// `networking`, or `{}`.
+    pub fn networking(&self) -> Value {
+        self.value
+            .get("networking")
+            .cloned()
+            .unwrap_or_else(|| json!({}))
+    }
+    /// `config` after defaulting, or `{}`.
+    pub fn config(&self) -> Value {
+        self.value
+            .get("config")
+            .cloned()
+            .unwrap_or_else(|| json!({}))
+    }
+}
+
+/// Default and validate one instance value of `service`. `path` is where the instance sits in
+/// its source object (`spec`, `spec.services.cert-manager`) and prefixes every problem.
+pub fn prepare(service: &Service, raw: &Value, path: &str) -> Result<Instance, Vec<Problem>> {
+    let def = &service.definition;
+    let mut value = match raw {
+        Value::Object(map) => map.clone(),
+        Value::Null => Map::new(),
+        other => {
+            return Err(vec![Problem::new(
+                path,
+                format!("must be an object, not {}", crate::strict::type_name(other)),
+            )]);
+        }
+    };
+    // status from spec.status when missing (kubara: also when empty).
+    let missing_status = matches!(value.get("status"), None | Some(Value::Null))
+        || value.get("status") == Some(&json!(""));
+    if missing_status {
+        value.insert("status".into(), json!(def.status.as_str()));
+    }
+    if let Some(config_schema) = &def.config_schema {
+        match value.get("config") {
+            None | Some(Value::Null) => {
+                match defaulting::default_config(None, config_schema.structural()) {
+                    Some(config) => {
+                        value.insert("config".into(), config);
+                    }
+                    None => {
+                        value.shift_remove("config");
+                    }
+                }
+            }
+            Some(Value::Object(_)) => {
+                let config = value.get("config").cloned();
+                match defaulting::default_config(config, config_schema.structural()) {
+                    Some(config) => {
+                        value.insert("config".into(), config);
+                    }
+                    None => {
+                        value.shift_remove("config");
+                    }
+                }
+            }
+            // A config of the wrong type is left for validation to name.
+            Some(_) => {}
+        }
+    } else if value.get("config") == Some(&Value::Null) {
+        value.shift_remove("config");
+    }
+
+    let schema = service.instance_schema().map_err(|e| {
+        vec![Problem::new(
+            path,
+            format!("service \"{}\" has an unusable schema: {e}", def.id),
+        )]
+    })?;
+    let instance = Value::Object(value);
+    let errors = schema.validate(&instance);
+    if !errors.is_empty() {
+        return Err(errors
+            .into_iter()
+            .map(|e| field_problem(path, &e))
+            .collect());
+    }
+    let status = instance
+        .get("status")
+        .and_then(Value::as_str)
+        .and_then(Status::parse)
+        .unwrap_or(def.status);
+    match instance {
+        Value::Object(value) => Ok(Instance { status, value }),
+        other => Err(vec![Problem::new(
+            path,
+            format!(
+                "must be an object, not {}",
+                crate::strict::type_name(&other)
+            ),
+        )]),
+    }
+}
+
+/// Turn a schema field error into a problem under `base`.
+pub fn field_problem(base: &str, error: &FieldError) -> Problem {
+    Problem::new(segments_path(base, &error.path), error.message.clone())
+}
+
+/// Render a path of segments under `base`.
+pub fn segments_path(base: &str, segments: &[PathSegment]) -> String {
+    let mut path = base.to_owned();
+    for segment in segments {
+        path = match segment {
+            PathSegment::Key(k) => join(&path, k),
+            PathSegment::Index(i) => index(&path, *i),
+        };
+    }
+    path
+}

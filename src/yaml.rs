@@ -1,0 +1,578 @@
+//! YAML in and out, through one door.
+//!
+//! Reading uses serde-saphyr with YAML 1.2 booleans (kustomize and kpt write `yes` meaning the
+//! string) and budgets scaled to the input, so alias bombs and absurd nesting fail fast with a
+//! clear message instead of eating memory. Writing quotes every YAML 1.1 spelling (`on`, `y`,
+//! `0777`, ...) so that kubectl's YAML 1.1 reader sees strings where we meant strings.
+
+use std::fmt;
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+/// Largest input we accept in one read (a ResourceList, a catalog file, a template output),
+/// unless `KRM_CATALOG_MAX_INPUT_BYTES` says otherwise.
+pub const MAX_INPUT_BYTES: usize = 256 * 1024 * 1024;
+
+/// The input size limit in effect: [`MAX_INPUT_BYTES`] or `KRM_CATALOG_MAX_INPUT_BYTES`.
+pub fn max_input_bytes() -> usize {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("KRM_CATALOG_MAX_INPUT_BYTES")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(MAX_INPUT_BYTES)
+    })
+}
+/// Deepest nesting we accept; Kubernetes objects rarely go past 20 levels.
+pub const MAX_DEPTH: usize = 128;
+
+/// A YAML problem with the line it happened on (1-based, relative to the parsed text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YamlError {
+    /// What went wrong, without location.
+    pub message: String,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+}
+
+impl fmt::Display for YamlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "line {line}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for YamlError {}
+
+fn options_for(len: usize) -> serde_saphyr::Options {
+    // A node or event costs at least one input byte unless it comes from an alias, so budgets
+    // proportional to the input size never reject honest input and still bound alias expansion.
+    let budget = serde_saphyr::budget! {
+        max_reader_input_bytes: Some(max_input_bytes()),
+        max_depth: MAX_DEPTH,
+        max_nodes: len.saturating_add(100_000),
+        max_events: len.saturating_mul(2).saturating_add(200_000),
+        max_total_scalar_bytes: len.saturating_add(1 << 20),
+        max_documents: len / 4 + 1_024,
+    };
+    serde_saphyr::options! {
+        budget: budget,
+        strict_booleans: true,
+        with_snippet: false,
+    }
+}
+
+fn convert_error(err: &serde_saphyr::Error) -> YamlError {
+    let location = err.location();
+    let line = location
+        .map(|l| l.line())
+        .and_then(|l| usize::try_from(l).ok())
+        .filter(|l| *l > 0);
+    let mut message = err.to_string();
+    // serde-saphyr appends " at line X column Y"; we report the line separately.
+    if let Some(idx) = message.find(" at line ") {
+        message.truncate(idx);
+    }
+    let message = humanize(&message);
+    YamlError { message, line }
+}
+
+fn humanize(message: &str) -> String {
+    if message.contains("budget breached") || message.contains("Budget") {
+        if message.contains("Depth") {
+            return format!("YAML nesting is deeper than {MAX_DEPTH} levels ({message})");
+        }
+        if message.contains("Nodes")
+            || message.contains("Events")
+            || message.contains("Alias")
+            || message.contains("ScalarBytes")
+        {
+            return format!(
+                "YAML expands to far more data than its size (alias expansion limit; {message})"
+            );
+        }
+    }
+    message.to_owned()
+}
+
+/// Whether a file name has a YAML extension (`.yaml`, `.yml`, any case).
+pub fn is_yaml_file(name: &str) -> bool {
+    has_extension(name, &["yaml", "yml"])
+}
+
+/// Whether a file name ends in one of `extensions` (without dot, any case).
+pub fn has_extension(name: &str, extensions: &[&str]) -> bool {
+    std::path::Path::new(name)
+        .extension()
+        .and_then(std::ffi::OsStr::to_str)
+        .is_some_and(|ext| extensions.iter().any(|e| ext.eq_ignore_ascii_case(e)))
+}
+
+/// Reject input over [`max_input_bytes`].
+pub fn check_input_size(text: &str) -> Result<(), YamlError> {
+    let limit = max_input_bytes();
+    if text.len() > limit {
+        return Err(YamlError {
+            message: format!(
+                "input is {} bytes, more than the limit of {limit} bytes (KRM_CATALOG_MAX_INPUT_BYTES)",
+                text.len()
+            ),
+            line: None,
+        });
+    }
+    Ok(())
+}
+
+/// Parse one YAML (or JSON) document into a value. An empty document is `null`.
+pub fn parse(text: &str) -> Result<Value, YamlError> {
+    check_input_size(text)?;
+    if text.trim().is_empty() {
+        return Ok(Value::Null);
+    }
+    let value: Option<Value> = serde_saphyr::from_str_with_options(text, options_for(text.len()))
+        .map_err(|e| convert_error(&e))?;
+    Ok(value.unwrap_or(Value::Null))
+}
+
+/// What a parse saw besides the value: constructs that make the source text differ from
+/// what the value alone would produce.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shape {
+    /// `*alias` uses.
+    pub aliases: usize,
+    /// `&anchor` definitions.
+    pub anchors: usize,
+    /// `<<` merge keys.
+    pub merge_keys: usize,
+}
+
+/// Parse one document and report its [`Shape`].
+pub fn parse_with_shape(text: &str) -> Result<(Value, Shape), YamlError> {
+    check_input_size(text)?;
+    if text.trim().is_empty() {
+        return Ok((Value::Null, Shape::default()));
+    }
+    let shape = std::rc::Rc::new(std::cell::Cell::new(Shape::default()));
+    let sink = std::rc::Rc::clone(&shape);
+    let options = options_for(text.len()).with_budget_report(move |report| {
+        sink.set(Shape {
+            aliases: report.aliases,
+            anchors: report.anchors,
+            merge_keys: report.merge_keys,
+        });
+    });
+    let value: Option<Value> =
+        serde_saphyr::from_str_with_options(text, options).map_err(|e| convert_error(&e))?;
+    Ok((value.unwrap_or(Value::Null), shape.get()))
+}
+
+/// One document of a multi-document stream, with the line it starts on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// The parsed value (`null` for an empty document).
+    pub value: Value,
+    /// 1-based line of the document's first line in the stream.
+    pub line: usize,
+}
+
+/// Split a stream into documents the way kyaml does (on lines that are exactly `---`), then
+/// parse each, so every error and every document knows its line in the whole stream.
+pub fn parse_stream(text: &str) -> Result<Vec<Document>, YamlError> {
+    check_input_size(text)?;
+    let mut docs = Vec::new();
+    for (start_line, chunk) in split_documents(text) {
+        let value = parse(chunk).map_err(|e| YamlError {
+            message: e.message,
+            line: Some(e.line.map_or(start_line, |l| start_line + l - 1)),
+        })?;
+        docs.push(Document {
+            value,
+            line: start_line,
+        });
+    }
+    Ok(docs)
+}
+
+/// Split on `---` separator lines (optionally followed by a comment), returning each chunk
+/// with its 1-based starting line. `...` end markers and blank documents are dropped.
+pub fn split_documents(text: &str) -> Vec<(usize, &str)> {
+    let mut chunks = Vec::new();
+    let mut start = 0usize;
+    let mut start_line = 1usize;
+    let mut offset = 0usize;
+    for (idx, line) in text.split_inclusive('\n').enumerate() {
+        let trimmed = line.trim_end_matches(['\n', '\r']);
+        let is_separator = trimmed == "---"
+            || trimmed.starts_with("--- ")
+            || trimmed.starts_with("---\t")
+            || trimmed == "...";
+        if is_separator {
+            chunks.push((start_line, &text[start..offset]));
+            start = offset + line.len();
+            start_line = idx + 2;
+        }
+        offset += line.len();
+    }
+    chunks.push((start_line, &text[start..]));
+    chunks.retain(|(_, chunk)| !is_blank_document(chunk));
+    chunks
+}
+
+fn is_blank_document(chunk: &str) -> bool {
+    chunk.lines().all(|l| {
+        let t = l.trim();
+        t.is_empty() || t.starts_with('#') || t.starts_with('%')
+    })
+}
+
+fn serializer_options() -> serde_saphyr::SerializerOptions {
+    serde_saphyr::ser_options! {
+        // Never fold long lines: folding changes how diffs look and buys nothing.
+        folded_wrap_chars: usize::MAX,
+        min_fold_chars: usize::MAX,
+        prefer_block_scalars: true,
+        compact_list_indent: true,
+        yaml_12: false,
+    }
+}
+
+/// Emit a value as one YAML document (ends with a newline).
+pub fn emit(value: &Value) -> String {
+    let mut out = String::new();
+    emit_into(&mut out, value);
+    out
+}
+
+/// Emit a value as YAML, appending to `out`.
+pub fn emit_into<T: serde::Serialize>(out: &mut String, value: &T) {
+    // Serializing a serde_json::Value cannot fail: keys are strings and numbers are finite.
+    if let Err(err) = serde_saphyr::to_fmt_writer_with_options(out, value, serializer_options()) {
+        let _ = writeln!(out, "# krm-catalog: could not emit YAML: {err}");
+    }
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+}
+
+/// Emit values as a multi-document stream separated by `---`.
+pub fn emit_stream<'a>(values: impl IntoIterator<Item = &'a Value>) -> String {
+    let mut out = String::new();
+    for (i, value) in values.into_iter().enumerate() {
+        if i > 0 {
+            out.push_str("---\n");
+        }
+        emit_into(&mut out, value);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn strict_booleans_keep_yes_a_string() {
+        let v = parse("a: yes\nb: on\nc: true\n").unwrap();
+        assert_eq!(v, json!({"a": "yes", "b": "on", "c": true}));
+    }
+
+    #[test]
+    fn ambiguous_strings_are_quoted() {
+        for s in [
+            "on", "yes", "no", "y", "n", "1.10", "0777", "~", "null", "", "true", "1_000",
+        ] {
+            let out = emit(&json!({ "k": s }));
+            assert!(
+                out.contains('"') || out.contains('\''),
+                "{s:?} emitted unquoted: {out}"
+            );
+            assert_eq!(
+                parse(&out).unwrap(),
+                json!({ "k": s }),
+                "round trip of {s:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn multiline_strings_use_literal_blocks() {
+        let out = emit(&json!({"script": "echo a\necho b\n"}));
+        assert!(out.contains("script: |"), "{out}");
+    }
+
+    #[test]
+    fn long_lines_are_not_folded() {
+        let long = "word ".repeat(40);
+        let out = emit(&json!({ "k": long.trim() }));
+        assert_eq!(out.lines().count(), 1, "{out}");
+    }
+
+    #[test]
+    fn stream_documents_know_their_lines() {
+        let docs = parse_stream("a: 1\n---\n# only a comment\n---\nb: 2\nc: 3\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert_eq!(docs[0].line, 1);
+        assert_eq!(docs[1].line, 5);
+        let err = parse_stream("a: 1\n---\nb: 2\nc: [\n").unwrap_err();
+        assert!(err.line.unwrap() >= 3, "{err}");
+    }
+
+    #[test]
+    fn alias_bomb_is_rejected() {
+        let mut text = String::from("a: &a [x, x, x, x, x, x, x, x, x]\n");
+        let mut prev = 'a';
+        for name in ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i'] {
+            let _ = writeln!(
+                text,
+                "{name}: &{name} [*{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}, *{prev}]"
+            );
+            prev = name;
+        }
+        let err = parse(&text).unwrap_err();
+        assert!(
+            err.message.contains("alias") || err.message.contains("expands"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn deep_nesting_is_rejected() {
+        let text = format!("{}{}", "[".repeat(1000), "]".repeat(1000));
+        assert!(parse(&text).is_err());
+    }
+
+    #[test]
+    fn duplicate_keys_are_errors() {
+        let err = parse("a: 1\na: 2\n").unwrap_err();
+        assert!(err.message.to_lowercase().contains("duplicate"), "{err}");
+    }
+}
+
+/// Property tests: emitted YAML means the same to us and to Kubernetes' YAML 1.1 readers.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    /// go-yaml v2's `resolve()` for a plain scalar (what kubectl's sigs.k8s.io/yaml reads):
+    /// true when the scalar would NOT come back as a string.
+    fn go_yaml_v2_reads_as_non_string(s: &str) -> bool {
+        const MAP: &[&str] = &[
+            "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", "n", "N",
+            "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", "", "~", "null",
+            "Null", "NULL", ".nan", ".NaN", ".NAN", ".inf", ".Inf", ".INF", "+.inf", "+.Inf",
+            "+.INF", "-.inf", "-.Inf", "-.INF", "<<",
+        ];
+        if MAP.contains(&s) {
+            return true;
+        }
+        let Some(first) = s.chars().next() else {
+            return true;
+        };
+        let float =
+            regex::Regex::new(r"^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$").unwrap();
+        match first {
+            '.' => float.is_match(s),
+            '+' | '-' | '0'..='9' => {
+                let plain = s.replace('_', "");
+                go_parse_int(&plain)
+                    || float.is_match(&plain)
+                    || plain.starts_with("0b")
+                    || plain.starts_with("-0b")
+            }
+            _ => false,
+        }
+    }
+
+    /// Go's `strconv.ParseInt(s, 0, 64)` / `ParseUint` acceptance.
+    fn go_parse_int(s: &str) -> bool {
+        let body = s.strip_prefix(['+', '-']).unwrap_or(s);
+        let (digits, radix) =
+            if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+                (h, 16)
+            } else if let Some(o) = body.strip_prefix("0o").or_else(|| body.strip_prefix("0O")) {
+                (o, 8)
+            } else if let Some(b) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
+                (b, 2)
+            } else if body.len() > 1 && body.starts_with('0') {
+                (&body[1..], 8)
+            } else {
+                (body, 10)
+            };
+        !digits.is_empty() && u128::from_str_radix(digits, radix).is_ok()
+    }
+
+    const TRICKY: &[&str] = &[
+        "on",
+        "On",
+        "ON",
+        "off",
+        "Off",
+        "OFF",
+        "yes",
+        "Yes",
+        "YES",
+        "no",
+        "No",
+        "NO",
+        "y",
+        "Y",
+        "n",
+        "N",
+        "true",
+        "True",
+        "TRUE",
+        "false",
+        "False",
+        "FALSE",
+        "null",
+        "Null",
+        "NULL",
+        "~",
+        "",
+        " ",
+        "1",
+        "-1",
+        "+1",
+        "1.0",
+        "1.10",
+        "0777",
+        "08",
+        "0o17",
+        "0x1F",
+        "0b101",
+        "-0b1",
+        "1_000",
+        "0x_1",
+        "1__0",
+        "1e3",
+        "1E-3",
+        ".5",
+        "5.",
+        ".inf",
+        "-.inf",
+        "+.INF",
+        ".nan",
+        ".NaN",
+        "12:30",
+        "1:20:30",
+        "190:20:30",
+        "2001-12-14",
+        "2001-12-14t21:59:43.10-05:00",
+        "<<",
+        "=",
+        "a: b",
+        "- x",
+        "-",
+        "#x",
+        "x #y",
+        "@x",
+        "`x",
+        "!x",
+        "&x",
+        "*x",
+        "%x",
+        "{x}",
+        "[x]",
+        "x,y",
+        "?",
+        "? x",
+        ":",
+        "a:",
+        "\tx",
+        "x\n",
+        "x\ny",
+        " x",
+        "x ",
+        "'x'",
+        "\"x\"",
+        "|",
+        ">",
+        "\\",
+        "null ",
+        "0.",
+        "+",
+        "e3",
+        "1e",
+        "0x",
+        "ñ",
+        "x: y: z",
+    ];
+
+    #[test]
+    fn tricky_strings_survive_yaml_1_1_readers() {
+        for s in TRICKY {
+            let value = json!({ "k": s });
+            let out = emit(&value);
+            assert_eq!(parse(&out).unwrap(), value, "round trip of {s:?}: {out}");
+            if out == format!("k: {s}\n") {
+                assert!(
+                    !go_yaml_v2_reads_as_non_string(s),
+                    "{s:?} was written plain but YAML 1.1 reads it as a non-string"
+                );
+            }
+            let key = json!({ *s: 1 });
+            let out = emit(&key);
+            assert_eq!(parse(&out).unwrap(), key, "round trip of key {s:?}: {out}");
+            if out == format!("{s}: 1\n") {
+                assert!(
+                    !go_yaml_v2_reads_as_non_string(s),
+                    "key {s:?} was written plain"
+                );
+            }
+        }
+    }
+
+    fn scalar() -> impl Strategy<Value = serde_json::Value> {
+        prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            any::<u64>().prop_map(|n| json!(n)),
+            (-1.0e15f64..1.0e15).prop_map(|f| json!(f)),
+            "[ -~\\t\\nñé€]{0,24}".prop_map(serde_json::Value::String),
+            prop::sample::select(TRICKY).prop_map(|s| json!(s)),
+        ]
+    }
+
+    fn value() -> impl Strategy<Value = serde_json::Value> {
+        scalar().prop_recursive(4, 48, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec(("[a-zA-Z0-9._/-]{0,12}|on|yes|y|~|1.10", inner), 0..6)
+                    .prop_map(|kv| serde_json::Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn emitted_yaml_reparses_to_the_same_value(v in value()) {
+            let out = emit(&v);
+            prop_assert_eq!(parse(&out).unwrap(), v, "emitted:\n{}", out);
+        }
+
+        #[test]
+        fn plain_strings_are_strings_for_yaml_1_1(s in "[ -~]{0,12}") {
+            let out = emit(&json!({ "k": &s }));
+            if out == format!("k: {s}\n") {
+                prop_assert!(!go_yaml_v2_reads_as_non_string(&s), "{:?} written plain", s);
+            }
+        }
+
+        #[test]
+        fn streams_round_trip(docs in prop::collection::vec(value().prop_filter("documents are objects", serde_json::Value::is_object), 0..5)) {
+            let text = emit_stream(&docs);
+            let parsed: Vec<serde_json::Value> = parse_stream(&text).unwrap().into_iter().map(|d| d.value).collect();
+            let expected: Vec<serde_json::Value> = docs.into_iter().filter(|d| !d.is_null()).collect();
+            prop_assert_eq!(parsed, expected, "stream:\n{}", text);
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! Real kubara catalogs (copied unchanged into `testdata/corpus/`) load, default as the
+//! kubara ADR says, and produce the generated JSON Schema.
+
+use crate::util::{root, run, stderr, stdout};
+
+const GENERAL: &str = "testdata/corpus/kubara/kubara-io_catalogs@e383e84/general";
+const BOOTSTRAP: &str = "testdata/corpus/kubara/kubara-io_catalogs@e383e84/bootstrap";
+const BUILTIN: &str =
+    "testdata/corpus/kubara/kubara-io_kubara@2d5d5a91/src/internal/catalog/built-in/services";
+
+#[test]
+fn every_corpus_catalog_lints_clean() {
+    for dir in [GENERAL, BOOTSTRAP, BUILTIN] {
+        let out = run(&["catalog", "lint", dir], "", &root());
+        assert!(out.status.success(), "{dir}: {}", stderr(&out));
+        assert!(stderr(&out).starts_with("ok: "), "{dir}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn every_corpus_catalog_yields_a_schema() {
+    for dir in [GENERAL, BOOTSTRAP, BUILTIN] {
+        let out = run(
+            &["schema", "ServiceSet", "--no-builtin", "--catalog", dir],
+            "",
+            &root(),
+        );
+        assert!(out.status.success(), "{dir}: {}", stderr(&out));
+        let schema: serde_json::Value =
+            serde_json::from_str(&stdout(&out)).expect("schema is JSON");
+        let services = &schema["properties"]["spec"]["properties"]["services"];
+        assert_eq!(services["additionalProperties"], serde_json::json!(false));
+        assert!(
+            services["properties"]
+                .as_object()
+                .is_some_and(|p| !p.is_empty()),
+            "{dir}"
+        );
+    }
+}
+
+fn defaulted_config(catalog: &str, service: &str) -> serde_json::Value {
+    let input = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: services.krm-catalog.dev/v1alpha1\n  kind: ServiceSet\n  metadata: {{name: t}}\n  spec:\n    builtin: false\n    catalogs: [{{path: {catalog}}}]\n    services:\n      {service}: {{status: enabled}}\n"
+    );
+    // kubara catalogs carry no templates: add a template-only catalog that dumps `config`.
+    let template_catalog = root().join("target/corpus-dump");
+    let _ = fs_err::remove_dir_all(&template_catalog);
+    fs_err::create_dir_all(template_catalog.join("templates")).expect("mkdir");
+    fs_err::write(
+        template_catalog.join("templates/dump.yaml.j2"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ service.id }}\ndata:\n  config: {{ config | toJson | quote }}\n",
+    )
+    .expect("write template");
+    let input = input.replace(
+        &format!("catalogs: [{{path: {catalog}}}]"),
+        &format!(
+            "catalogs: [{{path: {catalog}}}, {{path: {}}}]",
+            template_catalog.display()
+        ),
+    );
+    let out = run(&[], &input, &root());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list = krm_catalog::resource_list::read(&stdout(&out)).expect("output is a ResourceList");
+    let cm = list
+        .items
+        .iter()
+        .find(|i| i["kind"] == "ConfigMap" && i["metadata"]["name"] == service)
+        .unwrap_or_else(|| panic!("no ConfigMap for {service} in {}", stdout(&out)));
+    serde_json::from_str(cm["data"]["config"].as_str().expect("config string"))
+        .expect("config JSON")
+}
+
+#[test]
+fn cert_manager_nested_defaults_as_the_adr_says() {
+    assert_eq!(
+        defaulted_config(GENERAL, "cert-manager"),
+        serde_json::json!({"clusterIssuer": {
+            "name": "letsencrypt-staging",
+            "email": "yourname@your-domain.de",
+            "server": "https://acme-staging-v02.api.letsencrypt.org/directory",
+        }})
+    );
+}
+
+#[test]
+fn velero_nested_defaults_as_the_adr_says() {
+    assert_eq!(
+        defaulted_config(GENERAL, "velero"),
+        serde_json::json!({"backupMode": "fs-backup", "backupStorage": {"create": true, "region": "eu01"}})
+    );
+}
