@@ -133,9 +133,14 @@ pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, String> {
 /// copy is re-hashed before use.
 fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, String> {
     let hex = sha256_hex(binary);
-    let dir = match remote.cache().root() {
-        Some(root) => root.join("bin"),
-        None => std::env::temp_dir().join(format!("krm-catalog-bin-{}", std::process::id())),
+    // The temporary copy lives outside `bin/`, so a process killed mid-write leaves nothing
+    // there that looks like a binary.
+    let (dir, tmp_dir) = match remote.cache().root() {
+        Some(root) => (root.join("bin"), root.join("tmp")),
+        None => {
+            let dir = std::env::temp_dir().join(format!("krm-catalog-bin-{}", std::process::id()));
+            (dir.clone(), dir)
+        }
     };
     let path = dir.join(&hex);
     if let Ok(existing) = fs_err::read(&path) {
@@ -144,8 +149,10 @@ fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, String> {
         }
         let _ = fs_err::remove_file(&path);
     }
-    fs_err::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let tmp = dir.join(format!(".{hex}.{}", std::process::id()));
+    for d in [&dir, &tmp_dir] {
+        fs_err::create_dir_all(d).map_err(|e| e.to_string())?;
+    }
+    let tmp = tmp_dir.join(format!("bin.{hex}.{}", std::process::id()));
     let result = (|| {
         use std::io::Write as _;
         let mut file = fs_err::File::create(&tmp)?;

@@ -77,16 +77,29 @@ pub fn verify_container(
             "image {image} is not pinned by digest (allowed by functions.allowUnpinned)"
         ));
     }
-    if let (Some(remote), Some(tag)) = (remote, &parsed.tag) {
-        let tagged = format!("{}:{tag}", parsed.name());
-        let in_registry = remote.net_manifest_digest(&tagged)?;
-        if let Some(d) = &digest
-            && *d != in_registry
-        {
-            return Err(format!(
-                "tag {tagged} moved: the registry has {in_registry}, the catalog pins {d}"
-            ));
+    match (remote, &parsed.tag, &digest) {
+        (Some(remote), Some(tag), _) => {
+            let tagged = format!("{}:{tag}", parsed.name());
+            let in_registry = remote.net_manifest_digest(&tagged)?;
+            if let Some(d) = &digest
+                && *d != in_registry
+            {
+                return Err(format!(
+                    "tag {tagged} moved: the registry has {in_registry}, the catalog pins {d}"
+                ));
+            }
         }
+        // No tag to compare: the registry must still hold the pinned manifest.
+        (Some(remote), None, Some(d)) => {
+            let pinned = parsed.pinned(d);
+            let got = remote.net_manifest_digest(&pinned)?;
+            if got != *d {
+                return Err(format!(
+                    "{pinned}: the registry returned a manifest that hashes to {got}"
+                ));
+            }
+        }
+        _ => {}
     }
     Ok(PinnedImage {
         image: parsed,

@@ -7,4 +7,5 @@ mod corpus;
 mod golden;
 mod orchestrators;
 mod remote;
+mod runtimes;
 mod util;

@@ -56,7 +56,7 @@ spec:
 const BUNDLE_TEMPLATE: &str =
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ instance.name }}-from-bundle\n";
 
-fn tool(name: &str, test: &str) -> bool {
+pub(crate) fn tool(name: &str, test: &str) -> bool {
     let ok = Command::new("sh")
         .arg("-c")
         .arg(format!("command -v {name}"))
@@ -69,7 +69,7 @@ fn tool(name: &str, test: &str) -> bool {
     ok
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())
@@ -77,14 +77,14 @@ fn free_port() -> u16 {
 }
 
 /// A test CA and a server certificate for 127.0.0.1 and localhost.
-struct Tls {
+pub(crate) struct Tls {
     _dir: tempfile::TempDir,
-    ca: PathBuf,
+    pub(crate) ca: PathBuf,
     cert: PathBuf,
     key: PathBuf,
 }
 
-fn tls() -> Tls {
+pub(crate) fn tls() -> Tls {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path();
     let sh = format!(
@@ -110,7 +110,7 @@ fn tls() -> Tls {
 }
 
 /// `tests/support/catalog_server.py` on a random port.
-struct Server {
+pub(crate) struct Server {
     child: Child,
     port: u16,
     scheme: &'static str,
@@ -119,7 +119,7 @@ struct Server {
 }
 
 impl Server {
-    fn start(tls: Option<&Tls>, proxy: Option<(&str, usize)>) -> Self {
+    pub(crate) fn start(tls: Option<&Tls>, proxy: Option<(&str, usize)>) -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let log = dir.path().join("requests.log");
         fs_err::write(&log, "").expect("log");
@@ -159,15 +159,15 @@ impl Server {
         }
     }
 
-    fn put(&self, name: &str, bytes: &[u8]) {
+    pub(crate) fn put(&self, name: &str, bytes: &[u8]) {
         fs_err::write(self.root.path().join(name), bytes).expect("write");
     }
 
-    fn url(&self, path: &str) -> String {
+    pub(crate) fn url(&self, path: &str) -> String {
         format!("{}://127.0.0.1:{}/{path}", self.scheme, self.port)
     }
 
-    fn requests(&self) -> usize {
+    pub(crate) fn requests(&self) -> usize {
         fs_err::read_to_string(&self.log).map_or(0, |t| t.lines().count())
     }
 }
@@ -180,14 +180,14 @@ impl Drop for Server {
 }
 
 /// Debian's docker-registry on a random port with a temp store.
-struct Registry {
+pub(crate) struct Registry {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
     _dir: tempfile::TempDir,
 }
 
 impl Registry {
-    fn start() -> Self {
+    pub(crate) fn start() -> Self {
         let dir = tempfile::tempdir().expect("tempdir");
         let addr = format!("127.0.0.1:{}", free_port());
         let config = dir.path().join("config.yml");

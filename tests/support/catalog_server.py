@@ -8,6 +8,7 @@ Paths:  /<file>                       the file under ROOT
         /fail/<n>/<key>/<file>         HTTP 503 for the first n requests with that key, then the file
         /hang/<file>                   never answers
         /truncate/<file>               announces the full length, sends half, closes
+        /slow/<file>                   sends the file in 20 pieces over about two seconds
         /v2/...                        (with --proxy) forwarded to a registry; the first
                                        --fail-manifests N manifest requests answer 503
 Every request path is appended to LOG. The chosen port is printed on stdout.
@@ -62,7 +63,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                     return self.reply(503, b"registry overloaded\n", head)
             return self.proxy(path, head)
         truncate = parts[0] == "truncate"
-        if truncate:
+        slow = parts[0] == "slow"
+        if truncate or slow:
             parts = parts[1:]
         file = os.path.join(root, *parts)
         if not os.path.isfile(file):
@@ -75,6 +77,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(data[: len(data) // 2])
             self.wfile.flush()
             self.close_connection = True
+            return
+        if slow and not head:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            step = max(1, len(data) // 20 + 1)
+            for i in range(0, len(data), step):
+                self.wfile.write(data[i : i + step])
+                self.wfile.flush()
+                time.sleep(0.1)
             return
         self.reply(200, data, head)
 
