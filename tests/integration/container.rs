@@ -303,7 +303,7 @@ fn kubectl_kustomize_shows_our_errors() {
     );
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     fs_err::create_dir_all(to).expect("mkdir");
     for entry in fs_err::read_dir(from)
         .expect("read_dir")

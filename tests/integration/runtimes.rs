@@ -667,38 +667,15 @@ fn function_image(case: &str, reg: &Registry) -> Option<String> {
         eprintln!("SKIPPED {case}: dist/set_labels is missing (.ci/image builds it)");
         return None;
     }
-    let ctx = tempfile::tempdir().expect("tempdir");
-    for (from, to) in [
-        (static_bin, "set_labels"),
-        (root().join("docker/passwd"), "passwd"),
-        (root().join("docker/group"), "group"),
-    ] {
-        fs_err::copy(from, ctx.path().join(to)).expect("copy");
-    }
-    fs_err::write(
-        ctx.path().join("Dockerfile"),
-        "FROM scratch\nCOPY passwd /etc/passwd\nCOPY group /etc/group\nCOPY set_labels /set_labels\nUSER 65534:65534\nENTRYPOINT [\"/set_labels\"]\n",
-    )
-    .expect("Dockerfile");
     let tag = format!("{}/fn/set-labels:v1", reg.addr);
-    let out = Command::new("docker")
-        .args(["build", "--quiet", "-t", &tag])
-        .arg(ctx.path())
-        .env("DOCKER_BUILDKIT", "0")
+    let out = Command::new(root().join("scripts/function-image"))
+        .arg(&static_bin)
+        .arg(&tag)
         .output()
-        .expect("docker build");
+        .expect("scripts/function-image");
     assert!(
         out.status.success(),
-        "docker build: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = Command::new("docker")
-        .args(["push", &tag])
-        .output()
-        .expect("docker push");
-    assert!(
-        out.status.success(),
-        "docker push: {}",
+        "scripts/function-image: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     Some(tag)
@@ -955,4 +932,101 @@ fn parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written
             .any(|f| f.ends_with(format!("blobs/sha256/{}", sha256_hex(&big)))),
         "{files:?}"
     );
+}
+
+/// The README's walkthrough on `functions/examples/function-runtimes/`, with the registry of
+/// this test in place of 127.0.0.1:5000: verify fails unpinned, lock pins both runtimes, verify
+/// passes, pin mode feeds `kubectl kustomize`, run mode runs the exec binary.
+#[test]
+fn the_documented_runtime_walkthrough() {
+    let case = "the_documented_runtime_walkthrough";
+    let Some(reg) = registry(case) else {
+        return;
+    };
+    let Some(tag) = function_image(case, &reg) else {
+        return;
+    };
+    let pkg = Package::new(None);
+    crate::container::copy_dir(
+        &root().join("functions/examples/function-runtimes"),
+        pkg.path(),
+    );
+    let catalog = pkg.path().join("catalog/functions.yaml");
+    let text = fs_err::read_to_string(&catalog).expect("catalog");
+    assert!(
+        text.contains("image: 127.0.0.1:5000/fn/set-labels:v1"),
+        "{text}"
+    );
+    fs_err::write(
+        &catalog,
+        text.replace("127.0.0.1:5000/fn/set-labels:v1", &tag),
+    )
+    .expect("write");
+    fs_err::create_dir_all(pkg.path().join("bin")).expect("mkdir");
+    fs_err::copy(
+        root().join("dist/set_labels"),
+        pkg.path().join("bin/set_labels"),
+    )
+    .expect("copy");
+
+    let out = pkg.run(&["catalog", "verify", "catalog"], "", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("2 runtimes checked, 2 not ok"),
+        "{}",
+        stdout(&out)
+    );
+    let out = pkg.run(&["catalog", "lock", "catalog"], "", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 2, "{}", stdout(&out));
+    let out = pkg.run(&["catalog", "verify", "catalog"], "", &[]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("2 runtimes checked, 0 not ok"),
+        "{}",
+        stdout(&out)
+    );
+
+    let out = pkg.run(
+        &["render", "--fn-config", "pin.yaml", "src/labels.yaml"],
+        "",
+        &[],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("config.kubernetes.io/function: |"),
+        "{}",
+        stdout(&out)
+    );
+    fs_err::create_dir_all(pkg.path().join("pinned")).expect("mkdir");
+    fs_err::write(pkg.path().join("pinned/labels.yaml"), stdout(&out)).expect("write");
+    if tool("kubectl", case) {
+        let out = Command::new("kubectl")
+            .args(["kustomize", "--enable-alpha-plugins"])
+            .arg(pkg.path())
+            .output()
+            .expect("kubectl");
+        let built = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            built.contains("team: payments") && built.contains("name: payments-settings"),
+            "{built}"
+        );
+    }
+
+    let args = [
+        "render",
+        "--fn-config",
+        "run.yaml",
+        "src/app.yaml",
+        "src/labels-local.yaml",
+    ];
+    let out = pkg.run(&args, "", &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("team: payments"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("SetLabelsLocal"), "{}", stdout(&out));
 }
