@@ -863,7 +863,9 @@ fn parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written
         .as_bytes(),
     );
     let input = input("Echo", RUN_EXEC);
-    let env = pkg.env();
+    // The slow download takes two seconds; leave room for a loaded CI machine.
+    let mut env = pkg.env();
+    env.push(("KRM_CATALOG_HTTP_TIMEOUT".into(), "60".into()));
     let spawn = || {
         let mut child = Command::new(bin())
             .current_dir(pkg.path())
