@@ -223,6 +223,14 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
         return Outcome { list, results };
     }
 
+    // Items read by `resource_list::read_owned` are skeletons: read the bodies of those the
+    // run may need before anything looks at them (inline catalogs, the config as an item).
+    let mut items = items;
+    let early_identity = config_ref.map(resource_list::identity);
+    hydrate(&mut items, verbatim.as_ref(), |_, item| {
+        (is_inline_catalog_item(item) && !resource_list::has_function_annotation(item))
+            || early_identity.as_deref() == Some(resource_list::identity(item).as_str())
+    });
     let inline: Vec<(usize, &Value)> = items
         .iter()
         .enumerate()
@@ -279,6 +287,9 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
             )
         })
         .collect();
+    hydrate(&mut items, verbatim.as_ref(), |i, _| {
+        matches!(roles[i], Role::Source | Role::Expand(_) | Role::Function(_))
+    });
     let sources_present: HashSet<String> = items
         .iter()
         .zip(&roles)
@@ -391,6 +402,7 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
     }
     if !steps.is_empty() {
         // The items now come from the functions: nothing is a verbatim copy of the input any more.
+        hydrate(&mut out, verbatim.as_ref(), |_, _| true);
         out = functions::run_steps(out, &steps, &mut results);
         verbatim = None;
     }
@@ -407,6 +419,26 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
             verbatim,
         },
         results,
+    }
+}
+
+/// Replace the items `wanted` picks with their full text from the input (they may be
+/// skeletons, see `resource_list::read_owned`); items without input text are already whole.
+fn hydrate(
+    items: &mut [Value],
+    verbatim: Option<&resource_list::Verbatim>,
+    wanted: impl Fn(usize, &Value) -> bool,
+) {
+    let Some(v) = verbatim else {
+        return;
+    };
+    for (i, item) in items.iter_mut().enumerate() {
+        if let Some(Some(range)) = v.ranges.get(i)
+            && wanted(i, item)
+            && let Some(full) = v.item_at(range)
+        {
+            *item = full;
+        }
     }
 }
 
@@ -1038,6 +1070,13 @@ mod properties {
             prop_assert!(again.is_ok(), "output is not a ResourceList:\n{}", text);
             let second = run(again.unwrap(), &RunContext::default());
             prop_assert!(resource_list::read(&resource_list::write(second.list, None)).is_ok());
+            // Reading items as skeletons (function mode) changes nothing in what is written.
+            let eager = run(resource_list::read(&text).unwrap(), &RunContext::default());
+            let lazy = run(resource_list::read_owned(text.clone()).unwrap(), &RunContext::default());
+            prop_assert_eq!(
+                resource_list::write(lazy.list, Some(lazy.results.sorted().iter().map(KrmResult::to_value).collect())),
+                resource_list::write(eager.list, Some(eager.results.sorted().iter().map(KrmResult::to_value).collect()))
+            );
         }
     }
 }

@@ -89,42 +89,46 @@ pub struct Verbatim {
     pub ranges: Vec<Option<std::ops::Range<usize>>>,
 }
 
-/// Find the text range of every entry of the top-level block sequence `items:`. Returns
-/// `None` whenever the layout is not the plain block form orchestrators write (flow style,
-/// JSON, CRLF), and the caller then re-emits every item.
-fn item_ranges(
-    text: &str,
-    doc_start: usize,
-    doc: &str,
-    count: usize,
-) -> Option<(usize, Vec<std::ops::Range<usize>>)> {
+/// The top-level block sequence `items:` as text: the column of its `-` markers and the range
+/// of every entry, up to the next top-level key. `None` whenever the layout is not the plain
+/// block form orchestrators write (flow style, JSON, CRLF); callers then parse everything.
+struct ItemsText {
+    dash_column: usize,
+    ranges: Vec<std::ops::Range<usize>>,
+}
+
+fn scan_items(doc_start: usize, doc: &str) -> Option<ItemsText> {
     if doc.contains('\r') {
         return None;
-    }
-    let mut offset = doc_start;
-    let mut lines = Vec::new();
-    for line in doc.split_inclusive('\n') {
-        lines.push((offset, line));
-        offset += line.len();
     }
     let end_of_doc = doc_start + doc.len();
     let is_blank_or_comment = |l: &str| {
         let t = l.trim_start();
         t.is_empty() || t.starts_with('#')
     };
-    let items_line = lines.iter().position(|(_, l)| {
+    let mut lines = doc.split_inclusive('\n').scan(doc_start, |offset, line| {
+        let at = *offset;
+        *offset += line.len();
+        Some((at, line))
+    });
+    let mut empty_flow = false;
+    lines.find(|(_, l)| {
         l.strip_prefix("items:").is_some_and(|rest| {
             let rest = rest.trim();
-            rest.is_empty() || rest.starts_with('#') || (rest == "[]" && count == 0)
+            empty_flow = rest == "[]";
+            rest.is_empty() || rest.starts_with('#') || empty_flow
         })
     })?;
-    if count == 0 {
-        return Some((0, Vec::new()));
+    if empty_flow {
+        return Some(ItemsText {
+            dash_column: 0,
+            ranges: Vec::new(),
+        });
     }
     let mut starts = Vec::new();
     let mut dash_column = None;
     let mut region_end = end_of_doc;
-    for (offset, line) in &lines[items_line + 1..] {
+    for (offset, line) in lines {
         if is_blank_or_comment(line) {
             continue;
         }
@@ -133,22 +137,138 @@ fn item_ranges(
         let is_dash = rest.starts_with("- ") || rest.trim_end() == "-";
         let column = *dash_column.get_or_insert(indent);
         if is_dash && indent == column {
-            starts.push(*offset);
+            starts.push(offset);
         } else if indent <= column {
-            region_end = *offset;
+            region_end = offset;
             break;
         }
     }
-    if starts.len() != count {
-        return None;
-    }
-    let mut ranges = Vec::with_capacity(count);
+    let mut ranges = Vec::with_capacity(starts.len());
     for (i, start) in starts.iter().enumerate() {
         let end = starts.get(i + 1).copied().unwrap_or(region_end);
         ranges.push(*start..end);
     }
-    let _ = text;
-    Some((dash_column.unwrap_or(0), ranges))
+    Some(ItemsText {
+        dash_column: dash_column.unwrap_or(0),
+        ranges,
+    })
+}
+
+/// Check the top-level fields of a ResourceList and take out its function config.
+fn function_config_of(map: &mut Map<String, Value>) -> Result<Option<Value>, InputError> {
+    let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind != "ResourceList" && kind != "List" {
+        let shown = if kind.is_empty() {
+            "no kind".to_owned()
+        } else {
+            format!("kind {kind}")
+        };
+        return Err(InputError(format!(
+            "input is not a ResourceList: expected kind ResourceList or List, found {shown}"
+        )));
+    }
+    match map.shift_remove("functionConfig") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) if m.is_empty() => Ok(None),
+        Some(v @ Value::Object(_)) => Ok(Some(v)),
+        Some(other) => Err(InputError(format!(
+            "input is not a ResourceList: functionConfig must be an object, not {}",
+            crate::strict::type_name(&other)
+        ))),
+    }
+}
+
+/// What the pipeline reads of an item it may leave alone: its identity and the annotations
+/// that decide its role or its place in results (ours, the function annotation, local-config,
+/// path and index). Everything else is read from the input only when needed.
+fn skeleton(mut item: Map<String, Value>) -> Value {
+    let wanted = |k: &str| {
+        k.starts_with("krm-catalog.dev/")
+            || [
+                PATH,
+                INDEX,
+                LEGACY_PATH,
+                LEGACY_INDEX,
+                LOCAL_CONFIG,
+                FUNCTION,
+            ]
+            .contains(&k)
+            || LEGACY_FUNCTIONS.contains(&k)
+    };
+    item.retain(|k, _| k == "apiVersion" || k == "kind" || k == "metadata");
+    if let Some(Value::Object(meta)) = item.get_mut("metadata") {
+        meta.retain(|k, _| k == "name" || k == "namespace" || k == "annotations");
+        if let Some(Value::Object(annotations)) = meta.get_mut("annotations") {
+            annotations.retain(|k, _| wanted(k));
+        }
+    }
+    Value::Object(item)
+}
+
+/// Read a ResourceList for the pipeline with memory near the input size: when the items are in
+/// the plain block layout, each is parsed on its own and kept as a skeleton (see [`skeleton`]),
+/// since items the function leaves alone are copied from the input text
+/// anyway; [`Verbatim::item_at`] reads an item in full when the pipeline needs its body.
+/// Anything else (another layout, anchors, an error to report) goes through [`read`].
+pub fn read_owned(text: String) -> Result<ResourceList, InputError> {
+    match read_skeletons(&text) {
+        Some((items, function_config, dash_column, ranges)) => Ok(ResourceList {
+            items,
+            function_config,
+            verbatim: Some(Verbatim {
+                text,
+                dash_column,
+                ranges: ranges.into_iter().map(Some).collect(),
+            }),
+        }),
+        None => read(&text),
+    }
+}
+
+type Skeletons = (
+    Vec<Value>,
+    Option<Value>,
+    usize,
+    Vec<std::ops::Range<usize>>,
+);
+
+fn read_skeletons(text: &str) -> Option<Skeletons> {
+    yaml::check_input_size(text).ok()?;
+    let chunks = yaml::split_documents(text);
+    let [(_, doc)] = chunks.as_slice() else {
+        return None;
+    };
+    let doc_start = doc.as_ptr() as usize - text.as_ptr() as usize;
+    let scan = scan_items(doc_start, doc)?;
+    let (first, last) = (scan.ranges.first()?, scan.ranges.last()?);
+    // Everything but the items: the header and whatever follows the sequence.
+    let mut header = String::with_capacity(first.start - doc_start + 256);
+    header.push_str(&text[doc_start..first.start]);
+    header.push_str(&text[last.end..doc_start + doc.len()]);
+    let (value, shape) = yaml::parse_with_shape(&header).ok()?;
+    let plain = |s: yaml::Shape| s.aliases == 0 && s.anchors == 0 && s.merge_keys == 0;
+    let Value::Object(mut map) = value else {
+        return None;
+    };
+    if !plain(shape) || !map.get("items").is_none_or(Value::is_null) {
+        return None;
+    }
+    let function_config = function_config_of(&mut map).ok()?;
+    let mut items = Vec::with_capacity(scan.ranges.len());
+    for range in &scan.ranges {
+        let (value, shape) = yaml::parse_with_shape(&text[range.clone()]).ok()?;
+        if !plain(shape) {
+            return None;
+        }
+        let Value::Array(mut one) = value else {
+            return None;
+        };
+        let (Some(Value::Object(item)), true) = (one.pop(), one.is_empty()) else {
+            return None;
+        };
+        items.push(skeleton(item));
+    }
+    Some((items, function_config, scan.dash_column, scan.ranges))
 }
 
 /// Read a ResourceList (`config.kubernetes.io/v1`, `v1beta1`, `v1alpha1`, or a `List`).
@@ -180,17 +300,7 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
         )));
     };
     let doc_start = doc.as_ptr() as usize - text.as_ptr() as usize;
-    let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
-    if kind != "ResourceList" && kind != "List" {
-        let shown = if kind.is_empty() {
-            "no kind".to_owned()
-        } else {
-            format!("kind {kind}")
-        };
-        return Err(InputError(format!(
-            "input is not a ResourceList: expected kind ResourceList or List, found {shown}"
-        )));
-    }
+    let function_config = function_config_of(&mut map)?;
     let items = match map.shift_remove("items") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(items)) => items,
@@ -206,32 +316,33 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
             "input is not a ResourceList: items[{i}] is not an object"
         )));
     }
-    let function_config = match map.shift_remove("functionConfig") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(m)) if m.is_empty() => None,
-        Some(v @ Value::Object(_)) => Some(v),
-        Some(other) => {
-            return Err(InputError(format!(
-                "input is not a ResourceList: functionConfig must be an object, not {}",
-                crate::strict::type_name(&other)
-            )));
-        }
-    };
     // Aliases and merge keys tie items' text to other places; re-emit in that case.
     let plain = shape.aliases == 0 && shape.anchors == 0 && shape.merge_keys == 0;
     let verbatim = plain
-        .then(|| item_ranges(text, doc_start, doc, items.len()))
+        .then(|| scan_items(doc_start, doc))
         .flatten()
-        .map(|(dash_column, ranges)| Verbatim {
+        .filter(|scan| scan.ranges.len() == items.len())
+        .map(|scan| Verbatim {
             text: text.to_owned(),
-            dash_column,
-            ranges: ranges.into_iter().map(Some).collect(),
+            dash_column: scan.dash_column,
+            ranges: scan.ranges.into_iter().map(Some).collect(),
         });
     Ok(ResourceList {
         items,
         function_config,
         verbatim,
     })
+}
+
+impl Verbatim {
+    /// The full item whose text is at `range` (items read by [`read_owned`] are skeletons).
+    pub fn item_at(&self, range: &std::ops::Range<usize>) -> Option<Value> {
+        let (value, _) = yaml::parse_with_shape(self.text.get(range.clone())?).ok()?;
+        match value {
+            Value::Array(mut one) if one.len() == 1 => one.pop(),
+            _ => None,
+        }
+    }
 }
 
 /// Write a ResourceList with results. Items with a verbatim range are copied from the input.
@@ -508,6 +619,62 @@ mod verbatim_tests {
             assert!(list.verbatim.is_none(), "{input:?}");
             let out = write(list.clone(), None);
             assert_eq!(read(&out).unwrap().items, list.items, "{input:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod skeleton_tests {
+    use super::*;
+
+    const INPUT: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a # trailing\n    labels: {team: a}\n    annotations:\n      owner: me\n      config.kubernetes.io/path: a.yaml\n      krm-catalog.dev/generated-from: v1/X/a\n  data: {flag: 'on'}\n\n# between items\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: b}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n  data: {x: y}\n";
+
+    #[test]
+    fn skeletons_keep_identity_and_role_annotations_and_write_the_same() {
+        let lazy = read_owned(INPUT.to_owned()).unwrap();
+        assert_eq!(
+            lazy.items[0],
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
+                "annotations": {"config.kubernetes.io/path": "a.yaml", "krm-catalog.dev/generated-from": "v1/X/a"}}})
+        );
+        let eager = read(INPUT).unwrap();
+        assert_eq!(lazy.function_config, eager.function_config);
+        // Hydrating gives the eager item back.
+        let v = lazy.verbatim.as_ref().unwrap();
+        for (i, range) in v.ranges.iter().enumerate() {
+            assert_eq!(
+                v.item_at(range.as_ref().unwrap()).as_ref(),
+                Some(&eager.items[i])
+            );
+        }
+        assert_eq!(write(lazy, None), write(eager, None));
+    }
+
+    #[test]
+    fn anything_unusual_falls_back_to_the_eager_reader() {
+        for input in [
+            // anchors, flow items, CRLF, JSON, an empty list
+            "kind: ResourceList\nitems:\n- &a\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- *a\n",
+            "kind: ResourceList\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}]\n",
+            "kind: ResourceList\r\nitems:\r\n- apiVersion: v1\r\n  kind: ConfigMap\r\n  metadata: {name: a}\r\n",
+            "{\"kind\": \"ResourceList\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}}]}",
+            "kind: ResourceList\nitems: []\n",
+        ] {
+            assert_eq!(read_owned(input.to_owned()), read(input), "{input:?}");
+        }
+        // Errors are the eager reader's, with its line numbers.
+        for input in [
+            "kind: ResourceList\nitems:\n- apiVersion: v1\n  kind: [unclosed\n",
+            "kind: Nope\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n",
+            "kind: ResourceList\nitems:\n- just a string\n",
+            "kind: ResourceList\nitems:\n- apiVersion: v1\nfunctionConfig: 3\n",
+        ] {
+            let eager = read(input).unwrap_err();
+            assert_eq!(
+                read_owned(input.to_owned()).unwrap_err(),
+                eager,
+                "{input:?}"
+            );
         }
     }
 }

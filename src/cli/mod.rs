@@ -223,14 +223,13 @@ fn function_mode() -> ExitCode {
         crate::log!(Level::Error, "cannot read the ResourceList from stdin: {e}");
         return ExitCode::from(1);
     }
-    let list = match resource_list::read(&input) {
+    let list = match resource_list::read_owned(input) {
         Ok(list) => list,
         Err(e) => {
             crate::log!(Level::Error, "{e}");
             return ExitCode::from(1);
         }
     };
-    drop(input);
     let outcome = pipeline::run(list, &RunContext::default());
     let sorted: Vec<serde_json::Value> = outcome
         .results

@@ -1032,3 +1032,52 @@ fn the_documented_runtime_walkthrough() {
     assert!(stdout(&out).contains("team: payments"), "{}", stdout(&out));
     assert!(!stdout(&out).contains("SetLabelsLocal"), "{}", stdout(&out));
 }
+
+#[test]
+fn steps_run_in_input_order_over_the_current_items() {
+    // The second step only changes what the first one wrote: run the other way round, the
+    // ConfigMap would end up with `hello-from-exec`.
+    let second: &[u8] =
+        b"#!/bin/sh\n/bin/sed 's/greeting: hello-from-exec$/greeting: hello-from-exec-twice/'\n";
+    let pkg = Package::new(None);
+    pkg.write("echo-fn", ECHO);
+    pkg.write("second-fn", second);
+    let first = exec_catalog("file://echo-fn", "echo-fn", Some(&sha256_hex(ECHO)));
+    let then = exec_catalog("file://second-fn", "second-fn", Some(&sha256_hex(second)));
+    let then = then
+        .split_once("  krmFunctions:\n")
+        .map(|(_, kinds)| kinds.replace("kind: Echo", "kind: Second"))
+        .expect("kinds");
+    pkg.write("catalog.yaml", format!("{first}{then}").as_bytes());
+    let input = input("Echo", RUN_EXEC).replace(
+        "functionConfig:",
+        "- apiVersion: fn.acme.dev/v1\n  kind: Second\n  metadata:\n    name: then\nfunctionConfig:",
+    );
+    let out = pkg.run(&[], &input, &[]);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}{}", stderr(&out));
+    assert!(text.contains("greeting: hello-from-exec-twice\n"), "{text}");
+}
+
+#[test]
+fn run_mode_without_a_container_engine_suggests_pin_mode() {
+    let pkg = Package::new(None);
+    let digest = "2f2b9a1f6b0b7c5b4d7e0f3c5a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e";
+    pkg.write(
+        "catalog.yaml",
+        image_catalog(&[image_kind("Echo", "ghcr.io/acme/echo:v1", Some(digest))]).as_bytes(),
+    );
+    let empty = tempfile::tempdir().expect("tempdir");
+    let path = empty.path().to_string_lossy().into_owned();
+    for engine in ["docker", "podman"] {
+        let out = pkg.run(
+            &[],
+            &input("Echo", &format!("{{mode: run, containerEngine: {engine}}}")),
+            &[("PATH", &path)],
+        );
+        assert_error(
+            &out,
+            &format!("no container engine: `{engine}` is not installed; use functions.mode: pin"),
+        );
+    }
+}
