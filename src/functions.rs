@@ -32,6 +32,14 @@ pub fn prepare(
     results: &mut Results,
 ) -> Step {
     let f = &settings.functions;
+    if let Runtime::Choice { container, exec } = runtime {
+        // The binary only where it may and can run here; the image everywhere else.
+        let exec_fits = f.mode == Mode::Run
+            && f.allow_exec
+            && matches!(exec.as_ref(), Runtime::Exec { platforms } if exec::select(platforms).is_ok());
+        let chosen = if exec_fits { exec } else { container };
+        return prepare(item, chosen, settings, remote, cwd, results);
+    }
     let fail = |results: &mut Results, message: String| {
         results.push(
             KrmResult::error(message)
@@ -42,7 +50,7 @@ pub fn prepare(
         Step::Failed
     };
     match runtime {
-        Runtime::Service { .. } => Step::Failed,
+        Runtime::Service { .. } | Runtime::Choice { .. } => Step::Failed,
         Runtime::Container {
             image,
             sha256,

@@ -30,11 +30,29 @@ pub enum Runtime {
         /// One per OS/arch.
         platforms: Vec<Platform>,
     },
+    /// A container image and binaries of the same function: run mode takes the binary when
+    /// exec is allowed and one fits this machine, otherwise (and always in pin mode) the image.
+    Choice {
+        /// The [`Runtime::Container`].
+        container: Box<Runtime>,
+        /// The [`Runtime::Exec`].
+        exec: Box<Runtime>,
+    },
     /// Our extension: a ServiceDefinition of the same catalog.
     Service {
         /// `metadata.name` of the ServiceDefinition.
         name: String,
     },
+}
+
+impl Runtime {
+    /// The runtimes this one consists of: both sides of a [`Runtime::Choice`], else itself.
+    pub fn parts(&self) -> Vec<&Runtime> {
+        match self {
+            Self::Choice { container, exec } => vec![container, exec],
+            other => vec![other],
+        }
+    }
 }
 
 /// One platform of an exec runtime.
@@ -299,14 +317,32 @@ fn parse_runtime(rt: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<
         .into_iter()
         .filter(|k| rt.get(k).is_some())
         .collect();
+    if kinds == ["container", "exec"] {
+        // A publisher ships both an image and binaries (the KEP lists both forms).
+        let container = parse_one_runtime("container", rt, path, problems);
+        let exec = parse_one_runtime("exec", rt, path, problems);
+        return Some(Runtime::Choice {
+            container: Box::new(container?),
+            exec: Box::new(exec?),
+        });
+    }
     if kinds.len() != 1 {
         problems.push(Problem::new(
             path,
-            "must set exactly one of container, exec, service",
+            "must set exactly one of container, exec (or both), service",
         ));
         return None;
     }
-    match kinds[0] {
+    parse_one_runtime(kinds[0], rt, path, problems)
+}
+
+fn parse_one_runtime(
+    kind: &str,
+    rt: &Value,
+    path: &str,
+    problems: &mut Vec<Problem>,
+) -> Option<Runtime> {
+    match kind {
         "starlark" => {
             problems.push(Problem::new(
                 join(path, "starlark"),

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Catalog, CatalogError};
+use super::{Catalog, CatalogError, Kind};
 use crate::render::{self, Scope};
 use crate::service::{definition::Status, instance};
 
@@ -79,5 +79,53 @@ pub fn lint(catalog: &Catalog, cluster: &Map<String, Value>) -> Vec<CatalogError
             }
         }
     }
+    errors.extend(unpinned_runtimes(catalog));
     errors
+}
+
+/// Warnings for function runtimes without a digest: function mode refuses them (images unless
+/// `allowUnpinned`, binaries always), so a catalog should be locked before it is published.
+fn unpinned_runtimes(catalog: &Catalog) -> Vec<CatalogError> {
+    use crate::catalog::kep::Runtime;
+    let mut warnings = Vec::new();
+    for (gvk, kind) in catalog.kinds() {
+        let Kind::Function {
+            runtime, bundle, ..
+        } = kind
+        else {
+            continue;
+        };
+        let label = catalog
+            .bundles
+            .get(*bundle)
+            .map(|b| b.origin.label())
+            .unwrap_or_default();
+        for part in runtime.parts() {
+            let missing: Vec<String> = match part {
+                Runtime::Container {
+                    image,
+                    sha256: None,
+                    ..
+                } if !image.contains("@sha256:") => {
+                    vec![format!("image {image}")]
+                }
+                Runtime::Exec { platforms } => platforms
+                    .iter()
+                    .filter(|p| p.sha256.is_none())
+                    .map(|p| format!("{}/{} binary {}", p.os, p.arch, p.uri))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for what in missing {
+                warnings.push(
+                    CatalogError::new(
+                        &label,
+                        format!("{gvk}: {what} has no sha256; function mode refuses it until `krm-catalog catalog lock` pins it"),
+                    )
+                    .warning(),
+                );
+            }
+        }
+    }
+    warnings
 }

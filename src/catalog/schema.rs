@@ -176,12 +176,30 @@ pub fn all(catalog: &Catalog) -> Value {
     })
 }
 
-/// Strip JSON-Schema-only keys so a schema reads as an OpenAPI v3 `openAPIV3Schema`.
+/// Strip JSON-Schema-only keys so a schema reads as a structural `openAPIV3Schema` (the form
+/// catalogs are checked against): no `$schema`/`title`, and no `additionalProperties: false`
+/// next to `properties`, since structural schemas prune unknown fields instead (and the
+/// function rejects them in its config anyway).
 fn openapi(mut schema: Value) -> Value {
+    fn structural(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                if m.contains_key("properties")
+                    && m.get("additionalProperties") == Some(&Value::Bool(false))
+                {
+                    m.shift_remove("additionalProperties");
+                }
+                m.values_mut().for_each(structural);
+            }
+            Value::Array(list) => list.iter_mut().for_each(structural),
+            _ => {}
+        }
+    }
     if let Some(m) = schema.as_object_mut() {
         m.shift_remove("$schema");
         m.shift_remove("title");
     }
+    structural(&mut schema);
     schema
 }
 

@@ -356,7 +356,6 @@ pub fn parse_reference(reference: &str) -> CatalogSource {
 
 /// How `catalog view` shows a kind's runtime and whether its digest is pinned.
 fn describe_runtime(catalog: &Catalog, kind: &catalog::Kind) -> (String, String) {
-    use crate::catalog::kep::Runtime;
     match kind {
         catalog::Kind::Service { index, .. } => {
             let id = catalog
@@ -368,10 +367,14 @@ fn describe_runtime(catalog: &Catalog, kind: &catalog::Kind) -> (String, String)
                 "(templates of this catalog)".to_owned(),
             )
         }
-        catalog::Kind::Function {
-            runtime: Runtime::Container { image, sha256, .. },
-            ..
-        } => {
+        catalog::Kind::Function { runtime, .. } => describe_function_runtime(runtime),
+    }
+}
+
+fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String, String) {
+    use crate::catalog::kep::Runtime;
+    match runtime {
+        Runtime::Container { image, sha256, .. } => {
             let pinned = match (image.contains("@sha256:"), sha256) {
                 (_, Some(d)) => format!("pinned sha256:{}", d.trim_start_matches("sha256:")),
                 (true, None) => "pinned in the image reference".to_owned(),
@@ -379,31 +382,26 @@ fn describe_runtime(catalog: &Catalog, kind: &catalog::Kind) -> (String, String)
             };
             (format!("container {image}"), pinned)
         }
-        catalog::Kind::Function {
-            runtime: Runtime::Exec { platforms },
-            ..
-        } => {
+        Runtime::Exec { platforms } => {
             let list: Vec<String> = platforms
                 .iter()
                 .map(|p| {
-                    format!(
-                        "{}/{} {}",
-                        p.os,
-                        p.arch,
-                        if p.sha256.is_some() {
-                            "pinned"
-                        } else {
-                            "NOT PINNED"
-                        }
-                    )
+                    let pin = if p.sha256.is_some() {
+                        "pinned"
+                    } else {
+                        "NOT PINNED"
+                    };
+                    format!("{}/{} {pin}", p.os, p.arch)
                 })
                 .collect();
             ("exec".to_owned(), list.join(", "))
         }
-        catalog::Kind::Function {
-            runtime: Runtime::Service { name },
-            ..
-        } => (format!("service {name}"), String::new()),
+        Runtime::Service { name } => (format!("service {name}"), String::new()),
+        Runtime::Choice { container, exec } => {
+            let (c, cp) = describe_function_runtime(container);
+            let (e, ep) = describe_function_runtime(exec);
+            (format!("{c} | {e}"), format!("{cp} | {ep}"))
+        }
     }
 }
 
@@ -456,7 +454,12 @@ fn catalog_verify(reference: &str) -> ExitCode {
         .iter()
         .map(|f| f.function.clone())
         .collect();
-    let checks = crate::runtime::lock::verify(&functions, &remote, &cwd);
+    let services: Vec<String> = bundle
+        .definitions
+        .iter()
+        .map(|d| d.definition.id.clone())
+        .collect();
+    let checks = crate::runtime::lock::verify(&functions, &services, &remote, &cwd);
     let mut out = String::new();
     for check in &checks {
         let _ = writeln!(out, "{check}");
@@ -693,9 +696,14 @@ fn catalog_lint(paths: &[PathBuf], with_builtin: bool, cluster: &[String]) -> Ex
         }
         if !problems.iter().any(|e| !e.warning) {
             let templates = catalog.templates().count();
+            let functions = catalog
+                .kinds()
+                .iter()
+                .filter(|(_, k)| matches!(k, catalog::Kind::Function { .. }))
+                .count();
             let _ = writeln!(
                 err,
-                "ok: {label}: {} services, {templates} templates",
+                "ok: {label}: {} services, {functions} function kinds, {templates} templates",
                 catalog.services().len()
             );
         }

@@ -17,6 +17,9 @@ use net::{Net, is_loopback_host};
 /// Whether a remote reference matches a `trustedCatalogs` entry: exactly, by its repository
 /// (an OCI reference without tag or digest), or by a prefix ending in `*`.
 pub fn is_trusted(reference: &str, trusted: &[String]) -> bool {
+    // URLs are compared as they will be fetched: `a/trusted/../b` is `b`.
+    let normalized = normalize_url(reference);
+    let reference = normalized.as_deref().unwrap_or(reference);
     let bare = reference.strip_prefix("oci://").unwrap_or(reference);
     let repository = bare.split('@').next().map(|r| match r.rfind(':') {
         Some(i) if !r[i..].contains('/') => &r[..i],
@@ -24,12 +27,26 @@ pub fn is_trusted(reference: &str, trusted: &[String]) -> bool {
     });
     trusted.iter().any(|entry| {
         let entry = entry.trim();
+        let normalized = match entry.strip_suffix('*') {
+            Some(prefix) => normalize_url(prefix).map(|p| format!("{p}*")),
+            None => normalize_url(entry),
+        };
+        let entry = normalized.as_deref().unwrap_or(entry);
         let e = entry.strip_prefix("oci://").unwrap_or(entry);
         match e.strip_suffix('*') {
             Some(prefix) => bare.starts_with(prefix),
             None => e == bare || Some(e) == repository,
         }
     })
+}
+
+/// An `http(s)://` URL in the form it is requested (dot segments resolved, host lowercased);
+/// `None` for anything else.
+fn normalize_url(text: &str) -> Option<String> {
+    if !(text.starts_with("https://") || text.starts_with("http://")) {
+        return None;
+    }
+    reqwest::Url::parse(text).ok().map(String::from)
 }
 
 /// The name a source is known by: the URL, or `oci://ref`.
@@ -466,6 +483,20 @@ mod tests {
             &trusted
         ));
         assert!(!is_trusted("oci://ghcr.io/acme/catalog-evil:1.0", &trusted));
+        // Dot segments cannot climb out of a trusted prefix (the fetch resolves them).
+        let prefix = vec!["https://example.co/trusted/*".to_owned()];
+        assert!(is_trusted("https://example.co/trusted/a.yaml", &prefix));
+        assert!(is_trusted(
+            "https://example.co/trusted/x/../a.yaml",
+            &prefix
+        ));
+        for escape in [
+            "https://example.co/trusted/../evil.yaml",
+            "https://example.co/trusted/%2e%2e/evil.yaml",
+            "https://example.co/trusted/./../evil.yaml",
+        ] {
+            assert!(!is_trusted(escape, &prefix), "{escape}");
+        }
         assert!(is_trusted(
             "oci://127.0.0.1:5000/c:v1",
             &["127.0.0.1:5000/c".to_owned()]

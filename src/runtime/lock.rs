@@ -27,86 +27,106 @@ impl std::fmt::Display for Check {
 }
 
 /// Check every runtime of KEP entries (the bundle's `functions`).
-pub fn verify(functions: &[kep::Function], remote: &Remote, cwd: &Path) -> Vec<Check> {
+/// `services` are the ServiceDefinition names of the same catalog (for `service` runtimes).
+pub fn verify(
+    functions: &[kep::Function],
+    services: &[String],
+    remote: &Remote,
+    cwd: &Path,
+) -> Vec<Check> {
     let mut checks = Vec::new();
     for function in functions {
         for version in &function.versions {
-            let kind = function.gvk(version).to_string();
-            match &version.runtime {
-                Runtime::Service { name } => checks.push(Check {
-                    status: "ok",
-                    kind,
-                    detail: format!("service {name} (part of this catalog)"),
-                }),
-                Runtime::Container { image, sha256, .. } => {
-                    let has_digest = sha256.is_some() || image.contains("@sha256:");
-                    let check = if has_digest {
-                        match super::verify_container(image, sha256.as_deref(), false, Some(remote))
-                        {
-                            Ok(p) => Check {
-                                status: "ok",
-                                kind,
-                                detail: format!("container {}", p.reference()),
-                            },
-                            Err(e) if e.contains("moved") || e.contains("declares") => Check {
-                                status: "MISMATCH",
-                                kind,
-                                detail: e,
-                            },
-                            Err(e) => Check {
-                                status: "ERROR",
-                                kind,
-                                detail: e,
-                            },
-                        }
-                    } else {
-                        Check {
-                            status: "UNPINNED",
-                            kind,
-                            detail: format!(
-                                "container {image}: no digest; run `krm-catalog catalog lock`"
-                            ),
-                        }
-                    };
-                    checks.push(check);
-                }
-                Runtime::Exec { platforms } => {
-                    for p in platforms {
-                        let kind = format!("{kind} ({}/{})", p.os, p.arch);
-                        let Some(declared) = &p.sha256 else {
-                            checks.push(Check {
+            for runtime in version.runtime.parts() {
+                let kind = function.gvk(version).to_string();
+                match runtime {
+                    Runtime::Service { name } if services.contains(name) => checks.push(Check {
+                        status: "ok",
+                        kind,
+                        detail: format!("service {name} (part of this catalog)"),
+                    }),
+                    Runtime::Service { name } => checks.push(Check {
+                        status: "ERROR",
+                        kind,
+                        detail: format!(
+                            "service {name}: no ServiceDefinition of that name in this catalog"
+                        ),
+                    }),
+                    Runtime::Choice { .. } => {}
+                    Runtime::Container { image, sha256, .. } => {
+                        let has_digest = sha256.is_some() || image.contains("@sha256:");
+                        let check = if has_digest {
+                            match super::verify_container(
+                                image,
+                                sha256.as_deref(),
+                                false,
+                                Some(remote),
+                            ) {
+                                Ok(p) => Check {
+                                    status: "ok",
+                                    kind,
+                                    detail: format!("container {}", p.reference()),
+                                },
+                                Err(e) if e.contains("moved") || e.contains("declares") => Check {
+                                    status: "MISMATCH",
+                                    kind,
+                                    detail: e,
+                                },
+                                Err(e) => Check {
+                                    status: "ERROR",
+                                    kind,
+                                    detail: e,
+                                },
+                            }
+                        } else {
+                            Check {
                                 status: "UNPINNED",
                                 kind,
                                 detail: format!(
-                                    "exec {}: no sha256; run `krm-catalog catalog lock`",
-                                    p.uri
+                                    "container {image}: no digest; run `krm-catalog catalog lock`"
                                 ),
-                            });
-                            continue;
-                        };
-                        let declared = declared.trim_start_matches("sha256:").to_owned();
-                        let check = match super::exec::fetch(&p.uri, remote, cwd) {
-                            Ok(bytes) if sha256_hex(&bytes) == declared => Check {
-                                status: "ok",
-                                kind,
-                                detail: format!("exec {} sha256:{declared}", p.uri),
-                            },
-                            Ok(bytes) => Check {
-                                status: "MISMATCH",
-                                kind,
-                                detail: format!(
-                                    "exec {}: expected sha256:{declared}, downloaded sha256:{}",
-                                    p.uri,
-                                    sha256_hex(&bytes)
-                                ),
-                            },
-                            Err(e) => Check {
-                                status: "ERROR",
-                                kind,
-                                detail: format!("exec {}: {e}", p.uri),
-                            },
+                            }
                         };
                         checks.push(check);
+                    }
+                    Runtime::Exec { platforms } => {
+                        for p in platforms {
+                            let kind = format!("{kind} ({}/{})", p.os, p.arch);
+                            let Some(declared) = &p.sha256 else {
+                                checks.push(Check {
+                                    status: "UNPINNED",
+                                    kind,
+                                    detail: format!(
+                                        "exec {}: no sha256; run `krm-catalog catalog lock`",
+                                        p.uri
+                                    ),
+                                });
+                                continue;
+                            };
+                            let declared = declared.trim_start_matches("sha256:").to_owned();
+                            let check = match super::exec::fetch(&p.uri, remote, cwd) {
+                                Ok(bytes) if sha256_hex(&bytes) == declared => Check {
+                                    status: "ok",
+                                    kind,
+                                    detail: format!("exec {} sha256:{declared}", p.uri),
+                                },
+                                Ok(bytes) => Check {
+                                    status: "MISMATCH",
+                                    kind,
+                                    detail: format!(
+                                        "exec {}: expected sha256:{declared}, downloaded sha256:{}",
+                                        p.uri,
+                                        sha256_hex(&bytes)
+                                    ),
+                                },
+                                Err(e) => Check {
+                                    status: "ERROR",
+                                    kind,
+                                    detail: format!("exec {}: {e}", p.uri),
+                                },
+                            };
+                            checks.push(check);
+                        }
                     }
                 }
             }
@@ -157,8 +177,8 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
                 format!("{}: {}", file.display(), list.join("; "))
             })?;
             for function in &functions {
-                for version in &function.versions {
-                    match &version.runtime {
+                for runtime in function.versions.iter().flat_map(|v| v.runtime.parts()) {
+                    match runtime {
                         Runtime::Container {
                             image,
                             sha256: None,

@@ -130,6 +130,9 @@ pub fn describe(runtime: &Runtime) -> String {
             format!("exec ({})", list.join(", "))
         }
         Runtime::Service { name } => format!("service {name}"),
+        Runtime::Choice { container, exec } => {
+            format!("{} or {}", describe(container), describe(exec))
+        }
     }
 }
 

@@ -255,3 +255,42 @@ fn function_metadata_is_current() {
         "ResolveCatalog"
     );
 }
+
+#[test]
+fn function_metadata_loads_as_a_catalog_and_lints_clean() {
+    // Our own KEP metadata must pass our own loader: structural schemas, image and binaries
+    // side by side. Unpinned release artifacts are warnings until a release locks them.
+    let out = run(
+        &["catalog", "lint", "functions/krm-catalog.yaml"],
+        "",
+        &root(),
+    );
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("ok: functions/krm-catalog.yaml: 0 services, 2 function kinds, 0 templates"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: ")
+            && err.contains(
+                "has no sha256; function mode refuses it until `krm-catalog catalog lock` pins it"
+            ),
+        "{err}"
+    );
+    let out = run(
+        &["catalog", "view", "functions/krm-catalog.yaml"],
+        "",
+        &root(),
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        text.contains("container ghcr.io/krm-catalog/krm-catalog:") && text.contains("| exec"),
+        "{text}"
+    );
+    assert!(
+        text.contains("NOT PINNED (no sha256) | linux/amd64 NOT PINNED, linux/arm64 NOT PINNED"),
+        "{text}"
+    );
+}

@@ -3,7 +3,7 @@
 //! --enable-alpha-plugins` with the image as a transformer and as a generator.
 //!
 //! `.ci/run` builds the image (`.ci/image`) and sets `KRM_CATALOG_IMAGE`; without it, or
-//! without the tools, each test prints `SKIPPED …` and passes.
+//! without the tools, each test reports `SKIPPED …` (see `util::skipped`) and passes.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -14,8 +14,9 @@ fn image(test: &str) -> Option<String> {
     match std::env::var("KRM_CATALOG_IMAGE") {
         Ok(image) if !image.is_empty() => Some(image),
         _ => {
-            eprintln!(
-                "SKIPPED {test}: KRM_CATALOG_IMAGE is not set (.ci/run builds the image with .ci/image)"
+            crate::util::skipped(
+                test,
+                "KRM_CATALOG_IMAGE is not set (scripts/test builds the image with .ci/image)",
             );
             None
         }

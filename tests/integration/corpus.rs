@@ -44,8 +44,9 @@ fn defaulted_config(catalog: &str, service: &str) -> serde_json::Value {
         "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: services.krm-catalog.dev/v1alpha1\n  kind: ServiceSet\n  metadata: {{name: t}}\n  spec:\n    builtin: false\n    catalogs: [{{path: {catalog}}}]\n    services:\n      {service}: {{status: enabled}}\n"
     );
     // kubara catalogs carry no templates: add a template-only catalog that dumps `config`.
-    let template_catalog = root().join("target/corpus-dump");
-    let _ = fs_err::remove_dir_all(&template_catalog);
+    // One directory per call: tests run in parallel.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let template_catalog = dir.path().join("corpus-dump");
     fs_err::create_dir_all(template_catalog.join("templates")).expect("mkdir");
     fs_err::write(
         template_catalog.join("templates/dump.yaml.j2"),

@@ -64,7 +64,10 @@ pub(crate) fn tool(name: &str, test: &str) -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("SKIPPED {test}: `{name}` is not installed (.ci/run installs it)");
+        crate::util::skipped(
+            test,
+            &format!("`{name}` is not installed (.ci/run installs it)"),
+        );
     }
     ok
 }
@@ -731,7 +734,10 @@ fn resolution_order_builtin_local_remote_inline() {
 fn network_less_container_uses_a_mounted_cache() {
     let test = "network_less_container_uses_a_mounted_cache";
     let Ok(image) = std::env::var("KRM_CATALOG_IMAGE") else {
-        eprintln!("SKIPPED {test}: KRM_CATALOG_IMAGE is not set (.ci/run builds the image)");
+        crate::util::skipped(
+            test,
+            "KRM_CATALOG_IMAGE is not set (scripts/test builds the image)",
+        );
         return;
     };
     if !tool("docker", test) || !tool("python3", test) {

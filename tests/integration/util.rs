@@ -62,9 +62,26 @@ pub fn have(tool: &str, test: &str) -> bool {
         .status()
         .is_ok();
     if !found {
-        eprintln!("SKIPPED {test}: `{tool}` is not installed on this machine");
+        skipped(test, &format!("`{tool}` is not installed on this machine"));
     }
     found
+}
+
+/// Report a skipped test: on stderr, and appended to the file `KRM_CATALOG_SKIP_LOG` names, so
+/// the test command (`scripts/test`) lists every skip with its reason after the run (cargo
+/// hides the stderr of passing tests).
+pub fn skipped(test: &str, reason: &str) {
+    let line = format!("SKIPPED {test}: {reason}");
+    eprintln!("{line}");
+    if let Some(path) = std::env::var_os("KRM_CATALOG_SKIP_LOG") {
+        let file = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(path);
+        if let Ok(mut file) = file {
+            let _ = writeln!(file, "{line}");
+        }
+    }
 }
 
 /// A line-by-line diff for failure messages.
