@@ -294,3 +294,49 @@ fn function_metadata_loads_as_a_catalog_and_lints_clean() {
         "{text}"
     );
 }
+
+#[test]
+fn the_example_function_configs_render() {
+    // functions/examples/: the typed config (with a kubara catalog) and the kpt ConfigMap form
+    // (its cluster values reach a ServiceSet that sets none of its own).
+    let out = run(
+        &[
+            "render",
+            "--fn-config",
+            "functions/examples/resolvecatalog.yaml",
+            "-f",
+            "functions/examples/kpt-eval/services.yaml",
+        ],
+        "",
+        &root(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("krm-catalog.dev/service: argo-cd"),
+        "{}",
+        stdout(&out)
+    );
+    let set = "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: ServiceSet\nmetadata:\n  name: edge\nspec:\n  services: {}\n";
+    let out = run(
+        &[
+            "render",
+            "--fn-config",
+            "functions/examples/configmap.yaml",
+            "-f",
+            "-",
+        ],
+        set,
+        &root(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("name: edge-1-cert-manager"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        !stdout(&out).contains("krm-catalog.dev/service: argocd\n"),
+        "argocd is hub-only:\n{}",
+        stdout(&out)
+    );
+}
