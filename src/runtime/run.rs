@@ -12,6 +12,9 @@ use serde_json::Value;
 
 use crate::resource_list::{self, ResourceList};
 
+/// Runs started by this process, for unique container names.
+static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Seconds a function may run (default 300, as kpt).
 pub const TIMEOUT_ENV: &str = "KRM_CATALOG_FUNCTION_TIMEOUT";
 
@@ -45,8 +48,9 @@ impl Program {
         }
     }
 
-    /// The command line that runs it.
-    pub fn command(&self) -> Command {
+    /// The command line that runs it; a container gets `name`, so a timeout can stop the
+    /// container itself (killing the engine's client would leave it running).
+    pub fn command(&self, name: &str) -> Command {
         match self {
             Self::Exec { path, cwd } => {
                 let mut cmd = Command::new(path);
@@ -69,6 +73,7 @@ impl Program {
                     "--network",
                     if *network { "host" } else { "none" },
                 ])
+                .args(["--name", name])
                 .args(["--user", "nobody", "--security-opt=no-new-privileges"])
                 .arg(image);
                 cmd
@@ -109,7 +114,12 @@ pub fn run(
         },
         None,
     );
-    let mut cmd = program.command();
+    let name = format!(
+        "krm-catalog-{}-{}",
+        std::process::id(),
+        RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    let mut cmd = program.command(&name);
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -147,6 +157,13 @@ pub fn run(
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if started.elapsed() > limit => {
+                if let Program::Container { engine, .. } = program {
+                    let _ = Command::new(engine)
+                        .args(["kill", &name])
+                        .stdout(Stdio::null())
+                        .stderr(Stdio::null())
+                        .status();
+                }
                 let _ = child.kill();
                 let _ = child.wait();
                 let _ = writer.join();

@@ -751,7 +751,8 @@ fn container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt() {
     assert!(text.contains("runtime: container "), "{text}");
     let argv = fs_err::read_to_string(&log).expect("docker was not called");
     assert!(
-        argv.contains("run --rm -i --network none --user nobody --security-opt=no-new-privileges"),
+        argv.starts_with("run --rm -i --network none --name krm-catalog-")
+            && argv.contains(" --user nobody --security-opt=no-new-privileges "),
         "{argv}"
     );
     assert!(!argv.contains("-v ") && !argv.contains("--mount"), "{argv}");
@@ -892,7 +893,20 @@ fn parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written
     };
     let mut victim = spawn();
     let children: Vec<_> = (0..8).map(|_| spawn()).collect();
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    // Kill the first one while every download is under way (each takes two seconds).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while server.requests() < 9 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the downloads did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(
+        victim.try_wait().expect("try_wait").is_none(),
+        "it finished before the kill"
+    );
     victim.kill().expect("kill");
     let _ = victim.wait();
     for child in children {
