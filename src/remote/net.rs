@@ -142,12 +142,26 @@ impl Net {
             .with_max_times(self.retries)
     }
 
+    /// A transient error that outlived every retry: say so, and what to do.
+    fn gave_up(&self, mut e: FetchError) -> FetchError {
+        if e.transient && !e.unreachable {
+            use std::fmt::Write as _;
+            let _ = write!(
+                e.message,
+                " (gave up after {} attempts; try again later, or raise {RETRIES_ENV})",
+                self.retries + 1
+            );
+        }
+        e
+    }
+
     /// GET a URL (https, or http on loopback), bounded in time, size and attempts.
     pub fn get(&self, url: &str) -> Result<Vec<u8>, FetchError> {
         let limit = max_download_bytes();
         let op = || self.get_once(url, limit);
         self.runtime
             .block_on(op.retry(self.backoff()).when(|e: &FetchError| e.transient))
+            .map_err(|e| self.gave_up(e))
     }
 
     async fn get_once(&self, url: &str, limit: usize) -> Result<Vec<u8>, FetchError> {
@@ -253,6 +267,7 @@ impl Net {
         let op = || self.manifest_digest_once(reference);
         self.runtime
             .block_on(op.retry(self.backoff()).when(|e: &FetchError| e.transient))
+            .map_err(|e| self.gave_up(e))
     }
 
     async fn manifest_digest_once(&self, reference: &str) -> Result<String, FetchError> {
@@ -281,6 +296,7 @@ impl Net {
         let op = || self.pull_once(reference);
         self.runtime
             .block_on(op.retry(self.backoff()).when(|e: &FetchError| e.transient))
+            .map_err(|e| self.gave_up(e))
     }
 
     async fn pull_once(&self, reference: &str) -> Result<Artifact, FetchError> {
@@ -417,6 +433,9 @@ impl Net {
                     "{what}: registry {registry} refused access; log in with `docker login {registry}` (credentials come from $DOCKER_CONFIG/config.json)"
                 ))
             }
+            E::ServerError { code: 404, .. } => FetchError::fatal(format!(
+                "{what}: not found in registry {registry} (HTTP 404); check the repository, tag and digest"
+            )),
             other => FetchError::fatal(format!("{what}: {other}")),
         }
     }

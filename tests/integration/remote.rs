@@ -470,6 +470,18 @@ fn https_5xx_is_retried_and_a_hanging_server_times_out() {
     let out = env.run(&resource_list(&format!("{{url: \"{url}\"}}"), &[&url], ""));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.requests(), 3, "two 503s, then the file");
+    // More failures than retries: the error says it gave up and what to do.
+    let url = server.url("fail/9/exhaust/catalog.yaml");
+    let out = env.run_with(
+        &resource_list(&format!("{{url: \"{url}\"}}"), &[&url], ""),
+        &[("KRM_CATALOG_HTTP_RETRIES", "1")],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("HTTP 503 Service Unavailable (gave up after 2 attempts; try again later, or raise KRM_CATALOG_HTTP_RETRIES)"),
+        "{}",
+        stderr(&out)
+    );
     let url = server.url("hang/catalog.yaml");
     let started = Instant::now();
     let out = env.run_with(
