@@ -340,3 +340,18 @@ fn the_example_function_configs_render() {
         stdout(&out)
     );
 }
+
+#[test]
+fn the_ci_job_example_runs() {
+    // functions/examples/ci-job/ci.sh: lint, render, fail on drift of the committed output.
+    let out = std::process::Command::new(root().join("functions/examples/ci-job/ci.sh"))
+        .env("KRM_CATALOG", crate::util::bin())
+        .output()
+        .expect("ci.sh");
+    assert!(
+        out.status.success(),
+        "ci.sh failed (UPDATE_GOLDEN=1 rewrites rendered/hub.yaml):\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
