@@ -688,6 +688,13 @@ fn function_image(case: &str, reg: &Registry) -> Option<String> {
     Some(tag)
 }
 
+/// A registry, the function image pushed to it, and an empty package; None when skipped.
+fn docker_setup(case: &str) -> Option<(Registry, String, Package)> {
+    let reg = registry(case)?;
+    let tag = function_image(case, &reg)?;
+    Some((reg, tag, Package::new(None)))
+}
+
 /// A `docker` on PATH that logs its arguments and runs the real one.
 fn logging_docker(dir: &Path) -> (String, PathBuf) {
     let real = Command::new("sh")
@@ -721,13 +728,9 @@ fn logging_docker(dir: &Path) -> (String, PathBuf) {
 #[test]
 fn container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt() {
     let case = "container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt";
-    let Some(reg) = registry(case) else {
+    let Some((reg, tag, pkg)) = docker_setup(case) else {
         return;
     };
-    let Some(tag) = function_image(case, &reg) else {
-        return;
-    };
-    let pkg = Package::new(None);
     pkg.write(
         "catalog.yaml",
         image_catalog(&[image_kind("SetLabels", &tag, None)]).as_bytes(),
@@ -963,13 +966,9 @@ fn parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written
 #[test]
 fn the_documented_runtime_walkthrough() {
     let case = "the_documented_runtime_walkthrough";
-    let Some(reg) = registry(case) else {
+    let Some((_registry, tag, pkg)) = docker_setup(case) else {
         return;
     };
-    let Some(tag) = function_image(case, &reg) else {
-        return;
-    };
-    let pkg = Package::new(None);
     crate::container::copy_dir(
         &root().join("functions/examples/function-runtimes"),
         pkg.path(),
