@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use krm_catalog::remote::archive;
 use krm_catalog::verify::sha256_hex;
 
-use crate::util::{root, run_env, stderr, stdout};
+use crate::util::{root, run_env, stderr, stdout, succeed};
 
 const CATALOG: &str = "\
 apiVersion: kubara.io/v1alpha1
@@ -233,27 +233,18 @@ fn push(registry: &str, repo_tag: &str, layer: &[u8], title: &str) -> String {
     let file = dir.path().join(title);
     fs_err::write(&file, layer).expect("write");
     let layout = dir.path().join("layout");
-    let out = Command::new(root().join("scripts/oci-layout"))
-        .arg(&file)
-        .arg(&layout)
-        .output()
-        .expect("oci-layout");
-    assert!(
-        out.status.success(),
-        "scripts/oci-layout failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let manifest_digest = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-    let out = Command::new("skopeo")
-        .args(["copy", "--quiet", "--dest-tls-verify=false"])
-        .arg(format!("oci:{}:latest", layout.display()))
-        .arg(format!("docker://{registry}/{repo_tag}"))
-        .output()
-        .expect("skopeo");
-    assert!(
-        out.status.success(),
-        "skopeo copy failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let manifest_digest = succeed(
+        Command::new(root().join("scripts/oci-layout"))
+            .arg(&file)
+            .arg(&layout),
+    )
+    .trim()
+    .to_owned();
+    succeed(
+        Command::new("skopeo")
+            .args(["copy", "--quiet", "--dest-tls-verify=false"])
+            .arg(format!("oci:{}:latest", layout.display()))
+            .arg(format!("docker://{registry}/{repo_tag}")),
     );
     manifest_digest
 }

@@ -14,7 +14,7 @@ use krm_catalog::remote::archive;
 use krm_catalog::verify::sha256_hex;
 
 use crate::remote::{Registry, Server, Tls, tls, tool};
-use crate::util::{bin, root, run_env, stderr, stdout};
+use crate::util::{bin, root, run_env, stderr, stdout, succeed};
 
 /// An echo function that changes one value and reports one result, so a test sees that its
 /// output replaced the items and that its results were merged.
@@ -466,22 +466,17 @@ fn image_layout(content: &[u8], index: bool) -> (tempfile::TempDir, String, Opti
 }
 
 fn push_image(layout: &Path, target: &str) {
-    let out = Command::new("skopeo")
-        .args([
-            "copy",
-            "--quiet",
-            "--all",
-            "--preserve-digests",
-            "--dest-tls-verify=false",
-        ])
-        .arg(format!("oci:{}:latest", layout.display()))
-        .arg(format!("docker://{target}"))
-        .output()
-        .expect("skopeo");
-    assert!(
-        out.status.success(),
-        "skopeo copy failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        Command::new("skopeo")
+            .args([
+                "copy",
+                "--quiet",
+                "--all",
+                "--preserve-digests",
+                "--dest-tls-verify=false",
+            ])
+            .arg(format!("oci:{}:latest", layout.display()))
+            .arg(format!("docker://{target}")),
     );
 }
 
@@ -675,15 +670,10 @@ fn function_image(case: &str, reg: &Registry) -> Option<String> {
         return None;
     }
     let tag = format!("{}/fn/set-labels:v1", reg.addr);
-    let out = Command::new(root().join("scripts/function-image"))
-        .arg(&static_bin)
-        .arg(&tag)
-        .output()
-        .expect("scripts/function-image");
-    assert!(
-        out.status.success(),
-        "scripts/function-image: {}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        Command::new(root().join("scripts/function-image"))
+            .arg(&static_bin)
+            .arg(&tag),
     );
     Some(tag)
 }
@@ -803,16 +793,10 @@ fn container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt() {
             "resources: [cm.yaml]\ntransformers: [labels.yaml]\n",
         )
         .expect("kustomization");
-        let out = Command::new("kubectl")
-            .args(["kustomize", "--enable-alpha-plugins"])
-            .arg(k.path())
-            .output()
-            .expect("kubectl");
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "kubectl kustomize: {}",
-            String::from_utf8_lossy(&out.stderr)
+        let text = succeed(
+            Command::new("kubectl")
+                .args(["kustomize", "--enable-alpha-plugins"])
+                .arg(k.path()),
         );
         assert!(text.contains("team: platform"), "{text}");
     }
@@ -822,25 +806,19 @@ fn container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt() {
         fs_err::write(p.path().join("cm.yaml"), "# kept\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  greeting: hello\n").expect("cm");
         let fn_config = tempfile::NamedTempFile::new().expect("tmp");
         fs_err::write(fn_config.path(), &step_yaml).expect("fn config");
-        let out = Command::new("kpt")
-            .args([
-                "fn",
-                "eval",
-                "--image-pull-policy",
-                "never",
-                "--image",
-                &pinned,
-                "--fn-config",
-            ])
-            .arg(fn_config.path())
-            .arg(p.path())
-            .output()
-            .expect("kpt");
-        assert!(
-            out.status.success(),
-            "kpt fn eval: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            Command::new("kpt")
+                .args([
+                    "fn",
+                    "eval",
+                    "--image-pull-policy",
+                    "never",
+                    "--image",
+                    &pinned,
+                    "--fn-config",
+                ])
+                .arg(fn_config.path())
+                .arg(p.path()),
         );
         let cm = fs_err::read_to_string(p.path().join("cm.yaml")).expect("cm");
         assert!(
@@ -1023,16 +1001,10 @@ fn the_documented_runtime_walkthrough() {
     fs_err::create_dir_all(pkg.path().join("pinned")).expect("mkdir");
     fs_err::write(pkg.path().join("pinned/labels.yaml"), stdout(&out)).expect("write");
     if tool("kubectl", case) {
-        let out = Command::new("kubectl")
-            .args(["kustomize", "--enable-alpha-plugins"])
-            .arg(pkg.path())
-            .output()
-            .expect("kubectl");
-        let built = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let built = succeed(
+            Command::new("kubectl")
+                .args(["kustomize", "--enable-alpha-plugins"])
+                .arg(pkg.path()),
         );
         assert!(
             built.contains("team: payments") && built.contains("name: payments-settings"),

@@ -43,6 +43,22 @@ pub fn run_env(args: &[&str], stdin: &str, cwd: &Path, env: &[(&str, &str)]) -> 
     out
 }
 
+/// Run an external tool that must succeed; returns its stdout. A failure shows the command
+/// line, its stdout and its stderr.
+pub fn succeed(cmd: &mut Command) -> String {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// stdout as text.
 pub fn stdout(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
