@@ -3,6 +3,7 @@
 
 pub mod defaulting;
 pub mod definition;
+pub mod goregex;
 pub mod instance;
 pub mod legacy;
 pub mod schema;

@@ -12,15 +12,15 @@ use std::sync::LazyLock;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use jsonschema::paths::Location;
-use jsonschema::{Draft, Keyword, PatternOptions, ValidationError, Validator};
+use jsonschema::{Draft, Keyword, ValidationError, Validator};
 use regex::Regex;
 use serde_json::{Map, Value};
 
 /// Prefix of the format names we register, so the crate's built-in (non-Kubernetes) checkers
 /// never run for a CRD format.
 const FORMAT_PREFIX: &str = "krm-";
-/// Keyword carrying integer/number formats: `with_format` checkers only ever see strings.
-const NUMERIC_FORMAT_KEYWORD: &str = "x-krm-format";
+/// Keyword our Go-regexp `pattern` check is registered under (see `with_go_patterns`).
+const GO_PATTERN_KEYWORD: &str = "x-krm-go-pattern";
 /// The `type` values a CRD schema may use.
 const SCHEMA_TYPES: [&str; 6] = ["string", "number", "integer", "boolean", "array", "object"];
 /// Keywords `NewStructural` rejects outright.
@@ -450,13 +450,18 @@ impl Checker {
                 "format" => p.format = self.string(v, &kp, k),
                 "title" => p.title = self.string(v, &kp, k),
                 "description" => p.description = self.string(v, &kp, k),
+                // The apiserver compiles patterns with Go's regexp (RE2 syntax): a pattern Go
+                // rejects fails the CRD, one Go accepts (`(?i)` inside, `\d`) must not.
                 "pattern" => {
                     if let Some(pattern) = self.string(v, &kp, k)
-                        && let Err(e) = Regex::new(pattern)
+                        && let Err(e) = super::goregex::compile(pattern)
                     {
                         self.problem(
                             &kp,
-                            format!("`pattern` does not compile: {}", regex_error(&e)),
+                            format!(
+                                "`pattern` {} is not a valid Go (RE2) regular expression: {e}",
+                                quote(pattern)
+                            ),
                         );
                     }
                 }
@@ -1177,17 +1182,6 @@ fn is_int_or_string_pattern(list: &[&Value]) -> bool {
     list.len() == 2 && only_type(list[0], "integer") && only_type(list[1], "string")
 }
 
-/// The last line of a regex error (the rest is an ASCII-art pointer).
-fn regex_error(e: &regex::Error) -> String {
-    let text = e.to_string();
-    text.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .map_or_else(String::new, |l| {
-            l.trim().trim_start_matches("error: ").to_owned()
-        })
-}
-
 // ---------------------------------------------------------------------------------------------
 // Pruning (pkg/apiserver/schema/pruning/algorithm.go)
 // ---------------------------------------------------------------------------------------------
@@ -1421,17 +1415,8 @@ fn insert_format(out: &mut Map<String, Value>, val: &Value, types: &BTreeSet<Str
         out.insert("format".to_owned(), val.clone());
         return;
     };
-    match convert_format(f, types) {
-        Some(ConvertedFormat::String(name)) => {
-            out.insert("format".to_owned(), Value::String(name));
-        }
-        Some(ConvertedFormat::Numeric(name)) => {
-            out.insert(
-                NUMERIC_FORMAT_KEYWORD.to_owned(),
-                Value::String(name.to_owned()),
-            );
-        }
-        None => {}
+    if let Some(name) = convert_format(f, types) {
+        out.insert("format".to_owned(), Value::String(name));
     }
 }
 
@@ -1490,35 +1475,24 @@ fn node_types(t: Option<&Value>, int_or_string: bool) -> BTreeSet<String> {
     }
 }
 
-enum ConvertedFormat {
-    /// A string format, renamed to our registered checker.
-    String(String),
-    /// An integer/number format for the numeric keyword.
-    Numeric(&'static str),
-}
-
-/// Which Kubernetes format (if any) a `format` value means for a node of `types`.
-fn convert_format(format: &str, types: &BTreeSet<String>) -> Option<ConvertedFormat> {
+/// Our checker's name for a `format` value on a node of `types`; `None` when Kubernetes does
+/// not check it.
+///
+/// kube-openapi applies a format to strings only (`pkg/validation/validate/formats.go`,
+/// `formatValidator.Applies`: `kind == reflect.String && KnownFormats.ContainsName(...)`), and
+/// its registry (`pkg/validation/strfmt/default.go`) has no `int32`, `int64`, `float` or
+/// `double`: `format: int32` on an integer is documentation, never a range check.
+fn convert_format(format: &str, types: &BTreeSet<String>) -> Option<String> {
     // Already converted (idempotence for generated documents).
     if let Some(rest) = format.strip_prefix(FORMAT_PREFIX)
         && string_format(rest).is_some()
     {
-        return Some(ConvertedFormat::String(format.to_owned()));
+        return Some(format.to_owned());
     }
     // go-openapi normalises format names by dropping dashes (`date-time` ≡ `datetime`).
     let normalized = format.replace('-', "");
-    let only = |t: &str| types.len() == 1 && types.contains(t);
-    if (types.is_empty() || types.contains("string")) && string_format(&normalized).is_some() {
-        return Some(ConvertedFormat::String(format!(
-            "{FORMAT_PREFIX}{normalized}"
-        )));
-    }
-    let numeric = NumericFormat::parse(&normalized)?;
-    let fits = match numeric {
-        NumericFormat::Int32 | NumericFormat::Int64 => only("integer"),
-        NumericFormat::Float | NumericFormat::Double => only("number"),
-    };
-    fits.then(|| ConvertedFormat::Numeric(numeric.name()))
+    ((types.is_empty() || types.contains("string")) && string_format(&normalized).is_some())
+        .then(|| format!("{FORMAT_PREFIX}{normalized}"))
 }
 
 fn drop_int_or_string_patterns(out: &mut Map<String, Value>) {
@@ -1584,20 +1558,101 @@ fn skip_junctors_for_null(out: &mut Map<String, Value>) {
 // Compilation and error mapping
 // ---------------------------------------------------------------------------------------------
 
-/// Compile a converted JSON Schema with Kubernetes formats registered (Draft 7, regex-crate patterns).
+/// Compile a converted JSON Schema with Kubernetes formats registered (Draft 7, Go patterns).
 ///
 /// # Errors
 /// The compiler's message when the schema is not a valid draft-7 schema.
 pub fn compile(json_schema: &Value) -> Result<Validator, String> {
     let mut options = jsonschema::options()
         .with_draft(Draft::Draft7)
-        .with_pattern_options(PatternOptions::regex())
         .should_validate_formats(true)
-        .with_keyword(NUMERIC_FORMAT_KEYWORD, numeric_format_keyword);
+        .with_keyword(GO_PATTERN_KEYWORD, go_pattern_keyword);
     for (name, check) in STRING_FORMATS {
         options = options.with_format(format!("{FORMAT_PREFIX}{name}"), *check);
     }
-    options.build(json_schema).map_err(|e| e.to_string())
+    options
+        .build(&with_go_patterns(json_schema))
+        .map_err(|e| e.to_string())
+}
+
+/// The schema with every `pattern` keyword renamed to [`GO_PATTERN_KEYWORD`]: the crate checks
+/// a schema against the draft-07 meta-schema, whose `format: regex` is ECMA 262 and refuses
+/// Go patterns such as `^(?i)(abort|warn)?$` before any custom keyword could take over.
+fn with_go_patterns(v: &Value) -> Value {
+    let Value::Object(m) = v else {
+        return v.clone();
+    };
+    let schemas = |v: &Value| match v {
+        Value::Array(a) => Value::Array(a.iter().map(with_go_patterns).collect()),
+        other => with_go_patterns(other),
+    };
+    let schema_map = |v: &Value| match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .map(|(k, s)| (k.clone(), with_go_patterns(s)))
+                .collect(),
+        ),
+        other => other.clone(),
+    };
+    m.iter()
+        .map(|(k, val)| match k.as_str() {
+            "pattern" if val.is_string() => (GO_PATTERN_KEYWORD.to_owned(), val.clone()),
+            "properties" | "patternProperties" | "definitions" | "$defs" | "dependencies" => {
+                (k.clone(), schema_map(val))
+            }
+            "items" | "additionalItems" | "additionalProperties" | "not" | "contains"
+            | "propertyNames" | "if" | "then" | "else" | "allOf" | "anyOf" | "oneOf" => {
+                (k.clone(), schemas(val))
+            }
+            _ => (k.clone(), val.clone()),
+        })
+        .collect::<Map<String, Value>>()
+        .into()
+}
+
+/// `pattern` with Go's regexp semantics (kube-openapi `pkg/validation/validate/rexp.go` compiles
+/// with Go's `regexp`); the crate's own keyword reads patterns as ECMA 262, which rejects `(?i)`
+/// in the middle and reads `\d`, `\w`, `\s` differently.
+struct GoPattern {
+    regex: Regex,
+    pattern: String,
+}
+
+impl<'i> Keyword<'i> for GoPattern {
+    fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
+        if self.is_valid(instance) {
+            Ok(())
+        } else {
+            Err(ValidationError::custom(format!(
+                "must match the regular expression {}",
+                quote(&self.pattern)
+            )))
+        }
+    }
+
+    fn is_valid(&self, instance: &'i Value) -> bool {
+        instance.as_str().is_none_or(|s| self.regex.is_match(s))
+    }
+}
+
+fn go_pattern_keyword<'a>(
+    _parent: &'a Map<String, Value>,
+    value: &'a Value,
+    _path: Location,
+) -> Result<Box<dyn for<'i> Keyword<'i>>, ValidationError<'a>> {
+    let Some(pattern) = value.as_str() else {
+        return Err(ValidationError::schema("`pattern` must be a string"));
+    };
+    match super::goregex::compile(pattern) {
+        Ok(regex) => Ok(Box::new(GoPattern {
+            regex,
+            pattern: pattern.to_owned(),
+        })),
+        Err(e) => Err(ValidationError::schema(format!(
+            "`pattern` {} is not a valid Go (RE2) regular expression: {e}",
+            quote(pattern)
+        ))),
+    }
 }
 
 /// Check `value` against a Kubernetes string format (names as in CRDs, dashes ignored).
@@ -1839,101 +1894,6 @@ fn format_display_name(format: &str) -> &str {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Numeric formats (custom keyword)
-// ---------------------------------------------------------------------------------------------
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum NumericFormat {
-    Int32,
-    Int64,
-    Float,
-    Double,
-}
-
-impl NumericFormat {
-    fn parse(name: &str) -> Option<Self> {
-        match name {
-            "int32" => Some(Self::Int32),
-            "int64" => Some(Self::Int64),
-            "float" => Some(Self::Float),
-            "double" => Some(Self::Double),
-            _ => None,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Self::Int32 => "int32",
-            Self::Int64 => "int64",
-            Self::Float => "float",
-            Self::Double => "double",
-        }
-    }
-
-    fn accepts(self, v: &Value) -> bool {
-        let Value::Number(n) = v else {
-            return true;
-        };
-        match self {
-            Self::Int32 => n.as_i64().map_or_else(
-                || {
-                    n.as_f64().is_some_and(|f| {
-                        f.fract() == 0.0 && (-2_147_483_648.0..=2_147_483_647.0).contains(&f)
-                    })
-                },
-                |i| i32::try_from(i).is_ok(),
-            ),
-            // 2^63 itself does not fit, hence the half-open range.
-            Self::Int64 => {
-                n.as_i64().is_some()
-                    || (n.as_u64().is_none()
-                        && n.as_f64().is_some_and(|f| {
-                            let limit = 2f64.powi(63);
-                            f.fract() == 0.0 && (-limit..limit).contains(&f)
-                        }))
-            }
-            Self::Float => n.as_f64().is_some_and(|f| f.abs() <= f64::from(f32::MAX)),
-            Self::Double => true,
-        }
-    }
-}
-
-struct NumericFormatCheck(NumericFormat);
-
-impl<'i> Keyword<'i> for NumericFormatCheck {
-    fn validate(&self, instance: &'i Value) -> Result<(), ValidationError<'i>> {
-        if self.0.accepts(instance) {
-            Ok(())
-        } else {
-            Err(ValidationError::custom(format!(
-                "must be a valid {}",
-                self.0.name()
-            )))
-        }
-    }
-
-    fn is_valid(&self, instance: &'i Value) -> bool {
-        self.0.accepts(instance)
-    }
-}
-
-fn numeric_format_keyword<'a>(
-    _parent: &'a Map<String, Value>,
-    value: &'a Value,
-    _path: Location,
-) -> Result<Box<dyn for<'i> Keyword<'i>>, ValidationError<'a>> {
-    value
-        .as_str()
-        .and_then(NumericFormat::parse)
-        .map(|f| Box::new(NumericFormatCheck(f)) as Box<dyn for<'i> Keyword<'i>>)
-        .ok_or_else(|| {
-            ValidationError::schema(format!(
-                "`{NUMERIC_FORMAT_KEYWORD}` must be one of int32, int64, float, double"
-            ))
-        })
-}
-
-// ---------------------------------------------------------------------------------------------
 // String formats (kube-openapi strfmt / govalidator semantics)
 // ---------------------------------------------------------------------------------------------
 
@@ -2030,11 +1990,7 @@ static_regex!(
     RX_LONG_NAME,
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 );
-// strfmt duration fallback (Scala-style "3 days"); Go's \s and \d are ASCII.
-static_regex!(
-    RX_DURATION_FALLBACK,
-    r"^[\t\n\f\r ]*(?:[0-9]+[\t\n\f\r ]*[A-Za-zµ]+[\t\n\f\r ]*)+$"
-);
+// strfmt `durationMatcher` `((\d+)\s*([A-Za-zµ]+))`; Go's \s and \d are ASCII.
 static_regex!(RX_DURATION_PART, r"([0-9]+)[\t\n\f\r ]*([A-Za-zµ]+)");
 
 fn matches(rx: &StaticRegex, s: &str) -> bool {
@@ -2049,9 +2005,11 @@ fn is_hostname(s: &str) -> bool {
     matches(&RX_HOSTNAME, s) && s.len() <= 255 && s.split('.').all(|label| label.len() <= 63)
 }
 
-/// govalidator.IsIPv4: `net.ParseIP` succeeds and the text has a dot.
+/// strfmt `isIPv4` (kube-openapi `pkg/validation/strfmt/default.go`):
+/// `netutils.ParseIPSloppy(s) != nil && strings.Contains(s, ".")`, which tolerates leading zeros
+/// (`010.0.0.1`) for compatibility with Go before 1.17.
 fn is_ipv4(s: &str) -> bool {
-    s.parse::<std::net::IpAddr>().is_ok() && s.contains('.')
+    parse_ip_sloppy(s.as_bytes()) && s.contains('.')
 }
 
 /// govalidator.IsIPv6: `net.ParseIP` succeeds and the text has a colon.
@@ -2059,18 +2017,128 @@ fn is_ipv6(s: &str) -> bool {
     s.parse::<std::net::IpAddr>().is_ok() && s.contains(':')
 }
 
-/// `net.ParseCIDR`: an address, `/`, and a decimal prefix length within the address size.
+/// strfmt `isCIDR`: `netutils.ParseCIDRSloppy` (k8s.io/utils `net/ipnet.go`, Go 1.16
+/// `net.ParseCIDR`): an address with leading zeros allowed, `/`, and a decimal prefix length.
 fn is_cidr(s: &str) -> bool {
     let Some((addr, bits)) = s.split_once('/') else {
         return false;
     };
-    let Ok(addr) = addr.parse::<std::net::IpAddr>() else {
+    let (addr, bits) = (addr.as_bytes(), bits.as_bytes());
+    let max = if parse_ipv4_sloppy(addr) {
+        32
+    } else if parse_ipv6_sloppy(addr) {
+        128
+    } else {
         return false;
     };
-    let max = if addr.is_ipv4() { 32 } else { 128 };
-    !bits.is_empty()
-        && bits.bytes().all(|b| b.is_ascii_digit())
-        && bits.parse::<u32>().is_ok_and(|n| n <= max)
+    matches!(go_dtoi(bits), Some((n, len)) if len == bits.len() && n <= max)
+}
+
+/// Go 1.16 `net.ParseIP`, as k8s.io/utils `net.ParseIPSloppy` keeps it: the first `.` or `:`
+/// decides the family.
+fn parse_ip_sloppy(s: &[u8]) -> bool {
+    match s.iter().find(|c| matches!(c, b'.' | b':')) {
+        Some(b'.') => parse_ipv4_sloppy(s),
+        Some(_) => parse_ipv6_sloppy(s),
+        None => false,
+    }
+}
+
+/// Go `net.dtoi`: a decimal prefix and its length; `None` without digits or past 0xFFFFFF.
+fn go_dtoi(s: &[u8]) -> Option<(u32, usize)> {
+    const BIG: u32 = 0x00FF_FFFF;
+    let mut n: u32 = 0;
+    let mut i = 0;
+    while let Some(c) = s.get(i).filter(|c| c.is_ascii_digit()) {
+        n = n * 10 + u32::from(c - b'0');
+        if n >= BIG {
+            return None;
+        }
+        i += 1;
+    }
+    (i > 0).then_some((n, i))
+}
+
+/// Go `net.xtoi`: a hexadecimal prefix and its length.
+fn go_xtoi(s: &[u8]) -> Option<(u32, usize)> {
+    const BIG: u32 = 0x00FF_FFFF;
+    let mut n: u32 = 0;
+    let mut i = 0;
+    while let Some(d) = s.get(i).and_then(|c| char::from(*c).to_digit(16)) {
+        n = n * 16 + d;
+        if n >= BIG {
+            return None;
+        }
+        i += 1;
+    }
+    (i > 0).then_some((n, i))
+}
+
+/// Go 1.16 `net.parseIPv4` (no leading-zero check): four decimal octets up to 255.
+fn parse_ipv4_sloppy(mut s: &[u8]) -> bool {
+    for i in 0..4 {
+        if i > 0 {
+            let Some(rest) = s.strip_prefix(b".") else {
+                return false;
+            };
+            s = rest;
+        }
+        match go_dtoi(s) {
+            Some((n, len)) if n <= 0xFF => s = &s[len..],
+            _ => return false,
+        }
+    }
+    s.is_empty()
+}
+
+/// Go 1.16 `net.parseIPv6` (without zone), with a sloppy embedded IPv4 part.
+fn parse_ipv6_sloppy(mut s: &[u8]) -> bool {
+    const LEN: usize = 16;
+    let mut ellipsis = false;
+    if let Some(rest) = s.strip_prefix(b"::") {
+        ellipsis = true;
+        s = rest;
+        if s.is_empty() {
+            return true;
+        }
+    }
+    let mut i = 0;
+    while i < LEN {
+        let Some((n, len)) = go_xtoi(s) else {
+            return false;
+        };
+        if n > 0xFFFF {
+            return false;
+        }
+        if s.get(len) == Some(&b'.') {
+            if (!ellipsis && i != LEN - 4) || i + 4 > LEN || !parse_ipv4_sloppy(s) {
+                return false;
+            }
+            s = &[];
+            i += 4;
+            break;
+        }
+        i += 2;
+        s = &s[len..];
+        if s.is_empty() {
+            break;
+        }
+        if s[0] != b':' || s.len() == 1 {
+            return false;
+        }
+        s = &s[1..];
+        if s[0] == b':' {
+            if ellipsis {
+                return false;
+            }
+            ellipsis = true;
+            s = &s[1..];
+            if s.is_empty() {
+                break;
+            }
+        }
+    }
+    s.is_empty() && (i == LEN) != ellipsis
 }
 
 /// `net.ParseMAC`: 6, 8 or 20 octets as `xx:xx..`, `xx-xx..` or `xxxx.xxxx..`.
@@ -2369,7 +2437,10 @@ fn go_parse_duration(s: &str) -> Option<u64> {
     Some(total)
 }
 
-/// The strfmt fallback: `<n> <unit>` groups with unit words such as `day`, `hours`, `wk`.
+/// The strfmt fallback (kube-openapi `pkg/validation/strfmt/duration.go`, `ParseDuration`):
+/// every `<n><space>*<letters>` found ANYWHERE in the text is read, and the text is a duration
+/// when one of them names a unit (`3 days`, `2 hours`, even `in 3 days please`); a count that
+/// overflows `strconv.Atoi` fails the whole text.
 fn strfmt_duration_fallback(s: &str) -> bool {
     const UNITS: [&[&str]; 8] = [
         &["ns", "nano"],
@@ -2381,15 +2452,11 @@ fn strfmt_duration_fallback(s: &str) -> bool {
         &["d", "day"],
         &["w", "wk", "week"],
     ];
-    if !matches(&RX_DURATION_FALLBACK, s) {
-        return false;
-    }
     let Some(parts) = RX_DURATION_PART.as_ref() else {
         return false;
     };
     let mut ok = false;
     for caps in parts.captures_iter(s) {
-        // strconv.Atoi fails on overflow, which fails the whole parse.
         if caps
             .get(1)
             .is_none_or(|m| m.as_str().parse::<i64>().is_err())
@@ -3339,14 +3406,42 @@ mod tests {
     #[test]
     fn pattern_must_compile() {
         let found = field_problems(json!({"type": "string", "pattern": "(a"}));
-        assert_problem(&found, "properties.a.pattern", "does not compile");
+        assert_problem(
+            &found,
+            "properties.a.pattern",
+            "`pattern` \"(a\" is not a valid Go (RE2) regular expression: missing closing ): `(a`",
+        );
         // Look-around is not RE2 (nor regex-crate) syntax.
         assert_problem(
             &field_problems(json!({"type": "string", "pattern": "(?=a)"})),
             "properties.a.pattern",
-            "does not compile",
+            "invalid or unsupported Perl syntax: `(?=`",
+        );
+        // Go rejects what the regex crate would take.
+        assert_problem(
+            &field_problems(json!({"type": "string", "pattern": "^a{1001}$"})),
+            "properties.a.pattern",
+            "invalid repeat count: `{1001}`",
         );
         assert!(field_problems(json!({"type": "string", "pattern": "^[a-z]+$"})).is_empty());
+    }
+
+    #[test]
+    fn issue8_go_patterns_load_and_validate() {
+        // prometheus-operator PrometheusRule `partial_response_strategy` writes `(?i)` inside.
+        let schema = obj(json!({
+            "s": {"type": "string", "pattern": "^(?i)(abort|warn)?$"},
+            "d": {"type": "string", "pattern": "^\\d+$"},
+        }));
+        let c = parsed(&schema);
+        assert!(c.validate(&json!({"s": "Warn", "d": "42"})).is_empty());
+        assert_eq!(
+            errors(&schema, &json!({"s": "fail", "d": "\u{663}"})),
+            [
+                "d: Invalid value: \"\u{663}\": must match the regular expression \"^\\\\d+$\"",
+                r#"s: Invalid value: "fail": must match the regular expression "^(?i)(abort|warn)?$""#,
+            ]
+        );
     }
 
     #[test]
@@ -3808,16 +3903,11 @@ mod tests {
             json!({"type": "string"})
         );
         assert_eq!(f(json!("string"), "int32"), json!({"type": "string"}));
-        assert_eq!(
-            f(json!("integer"), "int32"),
-            json!({"type": "integer", "x-krm-format": "int32"})
-        );
+        // Formats constrain strings only (kube-openapi formatValidator.Applies).
+        assert_eq!(f(json!("integer"), "int32"), json!({"type": "integer"}));
         assert_eq!(f(json!("integer"), "email"), json!({"type": "integer"}));
         assert_eq!(f(json!("integer"), "double"), json!({"type": "integer"}));
-        assert_eq!(
-            f(json!("number"), "float"),
-            json!({"type": "number", "x-krm-format": "float"})
-        );
+        assert_eq!(f(json!("number"), "float"), json!({"type": "number"}));
         assert_eq!(
             to_json_schema(&json!({"format": "uuid"})),
             json!({"format": "krm-uuid"})
@@ -4014,8 +4104,6 @@ mod tests {
             [
                 r#"d: Invalid value: "yesterday": must be a valid date-time"#,
                 r#"e: Invalid value: "x": must be a valid email"#,
-                r"f: Invalid value: 1e+300: must be a valid float",
-                r"i: Invalid value: 3000000000: must be a valid int32",
             ]
         );
         assert!(
@@ -4312,10 +4400,17 @@ mod tests {
 
     #[test]
     fn format_ip_and_cidr() {
+        // ParseIPSloppy: leading zeros are fine (read as decimal), as in Go before 1.17.
         check(
             "ipv4",
-            &["192.168.0.1", "::ffff:1.2.3.4"],
-            &["256.1.1.1", "01.2.3.4", "::1", "1.2.3"],
+            &[
+                "192.168.0.1",
+                "::ffff:1.2.3.4",
+                "01.2.3.4",
+                "010.000.000.001",
+                "::ffff:01.2.3.4",
+            ],
+            &["256.1.1.1", "::1", "1.2.3", "1.2.3.4.5", "1.2.3.", "0x1.2.3.4", " 1.2.3.4"],
         );
         check(
             "ipv6",
@@ -4324,7 +4419,7 @@ mod tests {
         );
         check(
             "cidr",
-            &["10.0.0.0/8", "2001:db8::/32", "10.0.0.0/032"],
+            &["10.0.0.0/8", "2001:db8::/32", "10.0.0.0/032", "010.0.0.0/8"],
             &[
                 "10.0.0.0",
                 "10.0.0.0/33",
@@ -4482,6 +4577,9 @@ mod tests {
                 "2 hours 5 min",
                 "1w",
                 "22 ns",
+                // Upstream finds `<n> <unit>` anywhere in the text.
+                "in 3 days please",
+                "1 h 30 x y",
             ],
             &[
                 "",
@@ -4489,7 +4587,6 @@ mod tests {
                 "h",
                 ".s",
                 "1x",
-                "1 h 30 x y",
                 "-",
                 "99999999999999999999h",
                 "9223372036854775808ns",
@@ -4523,26 +4620,17 @@ mod tests {
     }
 
     #[test]
-    fn numeric_formats() {
-        let ok = |f: NumericFormat, v: Value| f.accepts(&v);
+    fn issue8_numeric_formats_do_not_range_check() {
+        // kube-openapi has no int32/int64/float/double checker: 2^40 is a valid `int32` there.
+        let schema = obj(json!({"i": {"type": "integer", "format": "int32"},
+            "l": {"type": "integer", "format": "int64"}, "f": {"type": "number", "format": "float"}}));
         assert!(
-            ok(NumericFormat::Int32, json!(2_147_483_647))
-                && !ok(NumericFormat::Int32, json!(2_147_483_648_i64))
+            errors(
+                &schema,
+                &json!({"i": 1_099_511_627_776_i64, "l": u64::MAX, "f": 1e300})
+            )
+            .is_empty()
         );
-        assert!(
-            ok(NumericFormat::Int32, json!(-2_147_483_648_i64))
-                && ok(NumericFormat::Int32, json!(3.0))
-        );
-        assert!(
-            ok(NumericFormat::Int64, json!(i64::MIN))
-                && !ok(NumericFormat::Int64, json!(u64::MAX))
-                && !ok(NumericFormat::Int64, json!(1e19))
-        );
-        assert!(
-            ok(NumericFormat::Float, json!(3.4e38)) && !ok(NumericFormat::Float, json!(3.5e38))
-        );
-        assert!(ok(NumericFormat::Double, json!(1e308)));
-        assert!(ok(NumericFormat::Int32, json!("not a number")));
     }
 
     // --- Corpus (kubara-io/catalogs@e383e84 general/services/*.yaml configSchema) ---
