@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::service::instance::UnknownFields;
 use crate::strict::{Problem, Reader, index, join};
 use crate::suggest;
 
@@ -25,6 +26,7 @@ pub const SETTING_KEYS: &[&str] = &[
     "cluster",
     "functions",
     "offline",
+    "unknownFields",
 ];
 /// Settings that any service object or `ServiceSet` item may carry for itself.
 pub const ITEM_SETTING_KEYS: &[&str] = &["clusterType", "cluster"];
@@ -42,6 +44,7 @@ const CONFIGMAP_KEYS: &[&str] = &[
     "verify-tags",
     "allow-unpinned",
     "offline",
+    "unknown-fields",
 ];
 
 /// One entry of `spec.catalogs`.
@@ -127,6 +130,8 @@ pub struct Settings {
     pub functions: Functions,
     /// Never touch the network.
     pub offline: bool,
+    /// Fields of a service instance its schema does not declare: Strict | Warn | Prune.
+    pub unknown_fields: UnknownFields,
 }
 
 impl Default for Settings {
@@ -140,6 +145,7 @@ impl Default for Settings {
             cluster: Map::new(),
             functions: Functions::default(),
             offline: false,
+            unknown_fields: UnknownFields::Strict,
         }
     }
 }
@@ -248,6 +254,9 @@ pub fn read_spec(spec: &Value, problems: &mut Vec<Problem>) -> Settings {
     }
     if let Some(b) = r.boolean("offline") {
         settings.offline = b;
+    }
+    if let Some(mode) = r.one_of("unknownFields", &UnknownFields::NAMES) {
+        settings.unknown_fields = UnknownFields::parse(&mode).unwrap_or_default();
     }
     if let Some(functions) = r.get("functions") {
         let path = r.field_path("functions");
@@ -446,6 +455,16 @@ fn read_configmap(config: &Value, problems: &mut Vec<Problem>) -> Settings {
                 s.cluster_type = Some(text.trim().to_owned()).filter(|t| !t.is_empty());
             }
             "offline" => s.offline = parse_bool(text, &path, problems).unwrap_or(false),
+            "unknown-fields" => match UnknownFields::parse(text.trim()) {
+                Some(mode) => s.unknown_fields = mode,
+                None => problems.push(Problem::new(
+                    &path,
+                    format!(
+                        "Unsupported value: \"{}\": supported values: \"Strict\", \"Warn\", \"Prune\"",
+                        text.trim()
+                    ),
+                )),
+            },
             "mode" => match text.trim() {
                 "run" => s.functions.mode = Mode::Run,
                 "pin" => s.functions.mode = Mode::Pin,
@@ -533,8 +552,41 @@ pub fn json_schema() -> Value {
                         },
                     },
                     "offline": {"type": "boolean", "default": false, "description": "Never touch the network; fail if anything is not cached."},
+                    "unknownFields": {"type": "string", "enum": UnknownFields::NAMES, "default": "Strict", "description": "Fields of a service's config (or instance) that its schema does not declare: Strict fails with `unknown field \"spec.config.x\"` (kubectl's default), Warn drops them with a warning, Prune drops them silently."},
                 },
             },
         },
     })
+}
+
+#[cfg(test)]
+mod unknown_fields_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn issue8_unknown_fields_setting() {
+        let typed = parse(Some(&json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"unknownFields": "Warn"}})));
+        assert!(typed.problems.is_empty(), "{:?}", typed.problems);
+        assert_eq!(typed.settings.unknown_fields, UnknownFields::Warn);
+        let cm = parse(Some(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "data": {"unknown-fields": "Prune"}})));
+        assert!(cm.problems.is_empty(), "{:?}", cm.problems);
+        assert_eq!(cm.settings.unknown_fields, UnknownFields::Prune);
+        assert_eq!(parse(None).settings.unknown_fields, UnknownFields::Strict);
+        let bad = parse(Some(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "data": {"unknown-fields": "Ignore"}})));
+        assert_eq!(
+            bad.problems,
+            [Problem::new(
+                "data.unknown-fields",
+                "Unsupported value: \"Ignore\": supported values: \"Strict\", \"Warn\", \"Prune\""
+            )]
+        );
+        let bad = parse(Some(&json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"unknownFields": "strict"}})));
+        assert_eq!(bad.problems.len(), 1, "{:?}", bad.problems);
+        assert_eq!(bad.problems[0].path, "spec.unknownFields");
+    }
 }

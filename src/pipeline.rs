@@ -716,8 +716,12 @@ impl Expander<'_> {
             );
             return Vec::new();
         }
-        let prepared = match instance::prepare(service, &Value::Object(rest), "spec") {
-            Ok(p) => p,
+        let unknown = self.settings.unknown_fields;
+        let prepared = match instance::prepare(service, &Value::Object(rest), "spec", unknown) {
+            Ok(p) => {
+                self.push_problems(item, p.warnings.clone(), Severity::Warning);
+                p
+            }
             Err(problems) => {
                 self.push_problems(item, problems, Severity::Error);
                 return Vec::new();
@@ -822,8 +826,10 @@ impl Expander<'_> {
                 .get(id)
                 .cloned()
                 .unwrap_or_else(|| Value::Object(Map::new()));
-            match instance::prepare(service, &raw, &join("spec.services", id)) {
+            let unknown = self.settings.unknown_fields;
+            match instance::prepare(service, &raw, &join("spec.services", id), unknown) {
                 Ok(p) => {
+                    self.push_problems(item, p.warnings.clone(), Severity::Warning);
                     statuses.insert(id.clone(), p.status);
                     prepared.push((service, p));
                 }

@@ -18,20 +18,31 @@ pub fn hint<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> S
     closest(input, candidates).map_or_else(String::new, |c| format!(" (did you mean \"{c}\"?)"))
 }
 
-/// Levenshtein distance over chars.
+/// Edit distance over chars where swapping two neighbours counts as one edit (optimal string
+/// alignment): `emial` is one typo away from `email`, not two.
 fn distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for (i, ca) in a.chars().enumerate() {
-        cur[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        std::mem::swap(&mut prev, &mut cur);
+    let mut rows = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in rows.iter_mut().enumerate() {
+        row[0] = i;
     }
-    prev[b.len()]
+    for (j, cell) in rows[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut d = (rows[i - 1][j] + 1)
+                .min(rows[i][j - 1] + 1)
+                .min(rows[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d = d.min(rows[i - 2][j - 2] + 1);
+            }
+            rows[i][j] = d;
+        }
+    }
+    rows[a.len()][b.len()]
 }
 
 #[cfg(test)]
@@ -44,6 +55,8 @@ mod tests {
         assert_eq!(closest("catalgos", keys), Some("catalogs"));
         assert_eq!(closest("clustertype", keys), Some("clusterType"));
         assert_eq!(closest("zzz", keys), None);
+        // A swap of two neighbours is one typo (issue 8: `emial`).
+        assert_eq!(closest("emial", ["email", "name", "server"]), Some("email"));
         assert_eq!(
             hint("cert-manger", ["cert-manager", "traefik"]),
             " (did you mean \"cert-manager\"?)"

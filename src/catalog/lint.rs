@@ -34,7 +34,12 @@ pub fn lint(catalog: &Catalog, cluster: &Map<String, Value>) -> Vec<CatalogError
             ));
             continue;
         }
-        let prepared = match instance::prepare(service, &json!({"status": "enabled"}), "") {
+        let prepared = match instance::prepare(
+            service,
+            &json!({"status": "enabled"}),
+            "",
+            instance::UnknownFields::Strict,
+        ) {
             Ok(p) => p,
             Err(problems) => {
                 for p in problems {

@@ -6,15 +6,47 @@ use serde_json::{Map, Value, json};
 
 use super::defaulting;
 use super::definition::{ServiceDefinition, Status};
-use super::schema::{self, FieldError, PathSegment};
+use super::schema::{self, AdditionalProperties, FieldError, PathSegment, Structural};
 use crate::catalog::Service;
 use crate::strict::{Problem, index, join};
+
+/// What to do with fields an instance's schema does not declare: the apiserver's
+/// `fieldValidation` (kubectl `--validate=strict|warn|ignore`). The apiserver prunes them in
+/// every mode (apiextensions-apiserver `pkg/apiserver/schema/pruning`); Strict fails the request
+/// with `unknown field "spec.x"`, Warn returns that text as a warning.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum UnknownFields {
+    /// An error at the field's path (kubectl's default, `--validate=strict`).
+    #[default]
+    Strict,
+    /// A warning, and the field is dropped.
+    Warn,
+    /// Dropped silently (`fieldValidation=Ignore`).
+    Prune,
+}
+
+impl UnknownFields {
+    /// The names in the function config, in order.
+    pub const NAMES: [&'static str; 3] = ["Strict", "Warn", "Prune"];
+
+    /// Parse a setting value.
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "Strict" => Some(Self::Strict),
+            "Warn" => Some(Self::Warn),
+            "Prune" => Some(Self::Prune),
+            _ => None,
+        }
+    }
+}
 
 /// A compiled instance schema of one service.
 #[derive(Debug)]
 pub struct InstanceSchema {
     /// The JSON Schema (draft-07) of an instance.
     pub json_schema: Value,
+    /// The structural schema of an instance (pruning finds unknown fields with it).
+    pub structural: Structural,
     validator: jsonschema::Validator,
 }
 
@@ -34,6 +66,7 @@ impl Service {
                 let validator = schema::compile(&json_schema)?;
                 Ok(InstanceSchema {
                     json_schema,
+                    structural: instance_structural(&self.definition),
                     validator,
                 })
             })
@@ -99,6 +132,41 @@ pub fn instance_json_schema(def: &ServiceDefinition) -> Value {
     })
 }
 
+/// The structural schema matching [`instance_json_schema`].
+fn instance_structural(def: &ServiceDefinition) -> Structural {
+    let typed = |t: &str| Structural {
+        type_: t.to_owned(),
+        ..Structural::default()
+    };
+    let object = |properties: Vec<(String, Structural)>| Structural {
+        properties,
+        ..typed("object")
+    };
+    let mut properties = vec![
+        ("status".to_owned(), typed("string")),
+        (
+            "storage".to_owned(),
+            object(vec![("className".to_owned(), typed("string"))]),
+        ),
+        (
+            "networking".to_owned(),
+            object(vec![(
+                "annotations".to_owned(),
+                Structural {
+                    additional_properties: Some(AdditionalProperties::Schema(Box::new(typed(
+                        "string",
+                    )))),
+                    ..typed("object")
+                },
+            )]),
+        ),
+    ];
+    if let Some(config) = &def.config_schema {
+        properties.push(("config".to_owned(), config.structural().clone()));
+    }
+    object(properties)
+}
+
 /// An instance after defaulting and validation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Instance {
@@ -106,6 +174,8 @@ pub struct Instance {
     pub status: Status,
     /// The full instance value after defaulting (what templates see).
     pub value: Map<String, Value>,
+    /// Non-fatal findings (unknown fields under `unknownFields: Warn`).
+    pub warnings: Vec<Problem>,
 }
 
 impl Instance {
@@ -132,11 +202,25 @@ impl Instance {
     }
 }
 
-/// Default and validate one instance value of `service`. `path` is where the instance sits in
-/// its source object (`spec`, `spec.services.cert-manager`) and prefixes every problem.
-pub fn prepare(service: &Service, raw: &Value, path: &str) -> Result<Instance, Vec<Problem>> {
+/// Prune, default and validate one instance value of `service`. `path` is where the instance
+/// sits in its source object (`spec`, `spec.services.cert-manager`) and prefixes every problem.
+///
+/// The order is the apiserver's: unknown fields are pruned (and reported as `unknown` says),
+/// then defaults are applied, then the result is validated.
+pub fn prepare(
+    service: &Service,
+    raw: &Value,
+    path: &str,
+    unknown: UnknownFields,
+) -> Result<Instance, Vec<Problem>> {
     let def = &service.definition;
-    let mut value = match raw {
+    let schema = service.instance_schema().map_err(|e| {
+        vec![Problem::new(
+            path,
+            format!("service \"{}\" has an unusable schema: {e}", def.id),
+        )]
+    })?;
+    let value = match raw {
         Value::Object(map) => map.clone(),
         Value::Null => Map::new(),
         other => {
@@ -145,6 +229,20 @@ pub fn prepare(service: &Service, raw: &Value, path: &str) -> Result<Instance, V
                 format!("must be an object, not {}", crate::strict::type_name(other)),
             )]);
         }
+    };
+    let mut problems = Vec::new();
+    let mut warnings = Vec::new();
+    let mut pruned = Value::Object(value);
+    for removed in schema::prune(&mut pruned, Some(&schema.structural), false) {
+        let problem = unknown_field(path, &schema.structural, &removed);
+        match unknown {
+            UnknownFields::Strict => problems.push(problem),
+            UnknownFields::Warn => warnings.push(problem),
+            UnknownFields::Prune => {}
+        }
+    }
+    let Value::Object(mut value) = pruned else {
+        return Err(vec![Problem::new(path, "must be an object")]);
     };
     // status from spec.status when missing (kubara: also when empty).
     let missing_status = matches!(value.get("status"), None | Some(Value::Null))
@@ -182,19 +280,16 @@ pub fn prepare(service: &Service, raw: &Value, path: &str) -> Result<Instance, V
         value.shift_remove("config");
     }
 
-    let schema = service.instance_schema().map_err(|e| {
-        vec![Problem::new(
-            path,
-            format!("service \"{}\" has an unusable schema: {e}", def.id),
-        )]
-    })?;
     let instance = Value::Object(value);
-    let errors = schema.validate(&instance);
-    if !errors.is_empty() {
-        return Err(errors
-            .into_iter()
-            .map(|e| field_problem(path, &e))
-            .collect());
+    problems.extend(
+        schema
+            .validate(&instance)
+            .iter()
+            .map(|e| field_problem(path, e)),
+    );
+    if !problems.is_empty() {
+        problems.sort();
+        return Err(problems);
     }
     let status = instance
         .get("status")
@@ -202,7 +297,11 @@ pub fn prepare(service: &Service, raw: &Value, path: &str) -> Result<Instance, V
         .and_then(Status::parse)
         .unwrap_or(def.status);
     match instance {
-        Value::Object(value) => Ok(Instance { status, value }),
+        Value::Object(value) => Ok(Instance {
+            status,
+            value,
+            warnings,
+        }),
         other => Err(vec![Problem::new(
             path,
             format!(
@@ -211,6 +310,32 @@ pub fn prepare(service: &Service, raw: &Value, path: &str) -> Result<Instance, V
             ),
         )]),
     }
+}
+
+/// kubectl's strict-validation message for a pruned field, with a "did you mean" among the
+/// fields declared next to it: `unknown field "spec.config.clusterIssuer.emial"`.
+fn unknown_field(base: &str, structural: &Structural, removed: &[PathSegment]) -> Problem {
+    let full = segments_path(base, removed);
+    let mut parent = Some(structural);
+    if let Some((_, ancestors)) = removed.split_last() {
+        for seg in ancestors {
+            parent = parent.and_then(|s| match seg {
+                PathSegment::Key(k) => s.property(k).or_else(|| {
+                    s.additional_properties
+                        .as_ref()
+                        .and_then(AdditionalProperties::schema)
+                }),
+                PathSegment::Index(_) => s.items.as_deref(),
+            });
+        }
+    }
+    let hint = match (removed.last(), parent) {
+        (Some(PathSegment::Key(k)), Some(p)) => {
+            crate::suggest::hint(k, p.properties.iter().map(|(name, _)| name.as_str()))
+        }
+        _ => String::new(),
+    };
+    Problem::new(&full, format!("unknown field \"{full}\"{hint}"))
 }
 
 /// Turn a schema field error into a problem under `base`.
