@@ -4,9 +4,10 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Catalog, CatalogError, Kind};
+use super::{Catalog, CatalogError, Kind, Service};
 use crate::render::{self, Scope};
 use crate::service::{definition::Status, instance};
+use crate::strict::Problem;
 
 /// Render every service of a merged catalog as enabled, with default config and the given
 /// cluster values, and report what fails. Load errors are reported by the loader already.
@@ -42,21 +43,11 @@ pub fn lint(catalog: &Catalog, cluster: &Map<String, Value>) -> Vec<CatalogError
         ) {
             Ok(p) => p,
             Err(problems) => {
-                for p in problems {
-                    errors.push(located(
-                        CatalogError::new(
-                            &label,
-                            format!(
-                                "the default config of \"{}\" is invalid: {}",
-                                service.definition.id, p.message
-                            ),
-                        )
-                        .at(format!(
-                            "config{}",
-                            p.path.strip_prefix("config").unwrap_or(&p.path)
-                        )),
-                    ));
-                }
+                errors.extend(
+                    default_config_problems(&label, service, &problems)
+                        .into_iter()
+                        .map(located),
+                );
                 continue;
             }
         };
@@ -86,6 +77,47 @@ pub fn lint(catalog: &Catalog, cluster: &Map<String, Value>) -> Vec<CatalogError
     }
     errors.extend(unpinned_runtimes(catalog));
     errors
+}
+
+/// What the defaulted config of a service tells its author. Each default was already checked
+/// against its own subschema at load (apiserver `ValidateDefaults`, apiextensions-apiserver
+/// `pkg/apiserver/schema/defaulting/validation.go`), so what is left here is the whole config:
+/// a `required` value without a default is the user's to give (a warning, and only for a
+/// service enabled by default, which a user gets without asking); anything else is an error.
+fn default_config_problems(
+    label: &str,
+    service: &Service,
+    problems: &[Problem],
+) -> Vec<CatalogError> {
+    let id = &service.definition.id;
+    let enabled_by_default = service.definition.status == Status::Enabled;
+    let mut out = Vec::new();
+    for p in problems {
+        let at = format!("config{}", p.path.strip_prefix("config").unwrap_or(&p.path));
+        if p.message == "Required value" {
+            if enabled_by_default {
+                out.push(
+                    CatalogError::new(
+                        label,
+                        format!(
+                            "\"{id}\" is enabled by default, but its defaults leave {at} unset: every user must set it (or give it a default)"
+                        ),
+                    )
+                    .at(at)
+                    .warning(),
+                );
+            }
+        } else {
+            out.push(
+                CatalogError::new(
+                    label,
+                    format!("the default config of \"{id}\" is invalid: {}", p.message),
+                )
+                .at(at),
+            );
+        }
+    }
+    out
 }
 
 /// Warnings for function runtimes without a digest: function mode refuses them (images unless
@@ -133,4 +165,57 @@ fn unpinned_runtimes(catalog: &Catalog) -> Vec<CatalogError> {
         }
     }
     warnings
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Bundle, Origin};
+
+    fn catalog(status: &str, schema: &str) -> (Catalog, Vec<CatalogError>) {
+        let definition = format!(
+            "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: demo\nspec:\n  chartPath: demo\n  status: {status}\n  configSchema:\n{schema}"
+        );
+        let files = vec![("services/demo.yaml".to_owned(), definition.as_bytes())];
+        Catalog::merge(
+            vec![Bundle::from_files(Origin::Path("test".into()), &files)],
+            false,
+        )
+    }
+
+    const NEEDS_EMAIL: &str = "    type: object\n    required: [email]\n    properties:\n      email:\n        type: string\n      name:\n        type: string\n        default: demo\n";
+
+    #[test]
+    fn issue8_missing_required_value_is_a_warning_for_enabled_services() {
+        let (c, load) = catalog("enabled", NEEDS_EMAIL);
+        assert!(load.is_empty(), "{load:?}");
+        let found = lint(&c, &Map::new());
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].warning, "{found:?}");
+        assert_eq!(
+            found[0].to_string(),
+            "catalog test: services/demo.yaml: config.email: \"demo\" is enabled by default, but its defaults leave config.email unset: every user must set it (or give it a default)"
+        );
+    }
+
+    #[test]
+    fn issue8_missing_required_value_is_silent_for_disabled_services() {
+        let (c, load) = catalog("disabled", NEEDS_EMAIL);
+        assert!(load.is_empty(), "{load:?}");
+        assert!(lint(&c, &Map::new()).is_empty());
+    }
+
+    #[test]
+    fn issue8_default_invalid_against_its_own_subschema_is_a_load_error() {
+        let (_, load) = catalog(
+            "enabled",
+            "    type: object\n    properties:\n      level:\n        type: string\n        pattern: '^(?i)(abort|warn)?$'\n        default: fail\n",
+        );
+        assert_eq!(load.len(), 1, "{load:?}");
+        assert!(!load[0].warning);
+        assert_eq!(
+            load[0].to_string(),
+            "catalog test: services/demo.yaml: spec.configSchema.properties.level.default: invalid default: Invalid value: \"fail\": must match the regular expression \"^(?i)(abort|warn)?$\""
+        );
+    }
 }
