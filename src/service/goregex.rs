@@ -79,7 +79,9 @@ impl Translator {
     }
 
     fn rest_from(&self, start: usize) -> String {
-        self.src[start..self.pos.min(self.src.len())].iter().collect()
+        self.src[start..self.pos.min(self.src.len())]
+            .iter()
+            .collect()
     }
 
     fn run(mut self) -> Result<String, String> {
@@ -257,12 +259,18 @@ impl Translator {
         if let Some(name_start) = named {
             let Some(end) = self.src[name_start..].iter().position(|c| *c == '>') else {
                 self.pos = self.src.len();
-                return Err(format!("invalid named capture: `{}`", self.rest_from(start)));
+                return Err(format!(
+                    "invalid named capture: `{}`",
+                    self.rest_from(start)
+                ));
             };
             let name: String = self.src[name_start..name_start + end].iter().collect();
             self.pos = name_start + end + 1;
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!("invalid named capture: `{}`", self.rest_from(start)));
+                return Err(format!(
+                    "invalid named capture: `{}`",
+                    self.rest_from(start)
+                ));
             }
             self.out.push_str("(?P<");
             self.out.push_str(&name);
@@ -556,7 +564,10 @@ impl Translator {
     /// Go `parseClassChar`.
     fn class_char(&mut self, class_start: usize) -> Result<char, String> {
         match self.peek(0) {
-            None => Err(format!("missing closing ]: `{}`", self.rest_from(class_start))),
+            None => Err(format!(
+                "missing closing ]: `{}`",
+                self.rest_from(class_start)
+            )),
             Some('\\') => {
                 let start = self.pos;
                 self.escape_char(start)
@@ -639,7 +650,11 @@ mod tests {
     fn perl_classes_and_boundaries_are_ascii() {
         ok(r"^\d+$", &["0123"], &["٣", "１"]);
         ok(r"^\w+$", &["a_Z9"], &["é", "日本"]);
-        ok(r"^\s$", &[" ", "\t", "\u{c}"], &["\u{b}", "\u{a0}", "\u{2003}"]);
+        ok(
+            r"^\s$",
+            &[" ", "\t", "\u{c}"],
+            &["\u{b}", "\u{a0}", "\u{2003}"],
+        );
         ok(r"^\S+$", &["é"], &["a b"]);
         ok(r"^[\d\s]+$", &["1 2"], &["x"]);
         ok(r"^[^\D]$", &["5"], &["x", "٣"]);
@@ -677,7 +692,10 @@ mod tests {
         err("a|*", "missing argument to repetition operator: `*`");
         err("a{1001}", "invalid repeat count: `{1001}`");
         err("a{2,1}", "invalid repeat count: `{2,1}`");
-        err("a{1,99999999999}", "invalid repeat count: `{1,99999999999}`");
+        err(
+            "a{1,99999999999}",
+            "invalid repeat count: `{1,99999999999}`",
+        );
         err("(?x)a", "invalid or unsupported Perl syntax: `(?x`");
         err("(?=a)", "invalid or unsupported Perl syntax: `(?=`");
         err("(?!a)", "invalid or unsupported Perl syntax: `(?!`");

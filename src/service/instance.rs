@@ -312,9 +312,10 @@ pub fn prepare(
     }
 }
 
-/// kubectl's strict-validation message for a pruned field, with a "did you mean" among the
-/// fields declared next to it: `unknown field "spec.config.clusterIssuer.emial"`.
-fn unknown_field(base: &str, structural: &Structural, removed: &[PathSegment]) -> Problem {
+/// kubectl's strict-validation message for a pruned field (a path [`schema::prune`] returned,
+/// under `base`), with a "did you mean" among the fields declared next to it:
+/// `unknown field "spec.config.clusterIssuer.emial" (did you mean "email"?)`.
+pub fn unknown_field(base: &str, structural: &Structural, removed: &[PathSegment]) -> Problem {
     let full = segments_path(base, removed);
     let mut parent = Some(structural);
     if let Some((_, ancestors)) = removed.split_last() {

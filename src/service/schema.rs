@@ -1600,10 +1600,18 @@ fn with_go_patterns(v: &Value) -> Value {
             "properties" | "patternProperties" | "definitions" | "$defs" | "dependencies" => {
                 (k.clone(), schema_map(val))
             }
-            "items" | "additionalItems" | "additionalProperties" | "not" | "contains"
-            | "propertyNames" | "if" | "then" | "else" | "allOf" | "anyOf" | "oneOf" => {
-                (k.clone(), schemas(val))
-            }
+            "items"
+            | "additionalItems"
+            | "additionalProperties"
+            | "not"
+            | "contains"
+            | "propertyNames"
+            | "if"
+            | "then"
+            | "else"
+            | "allOf"
+            | "anyOf"
+            | "oneOf" => (k.clone(), schemas(val)),
             _ => (k.clone(), val.clone()),
         })
         .collect::<Map<String, Value>>()
@@ -4410,7 +4418,15 @@ mod tests {
                 "010.000.000.001",
                 "::ffff:01.2.3.4",
             ],
-            &["256.1.1.1", "::1", "1.2.3", "1.2.3.4.5", "1.2.3.", "0x1.2.3.4", " 1.2.3.4"],
+            &[
+                "256.1.1.1",
+                "::1",
+                "1.2.3",
+                "1.2.3.4.5",
+                "1.2.3.",
+                "0x1.2.3.4",
+                " 1.2.3.4",
+            ],
         );
         check(
             "ipv6",

@@ -4,6 +4,7 @@
 mod cli;
 mod container;
 mod corpus;
+mod crd_corpus;
 mod golden;
 mod orchestrators;
 mod remote;

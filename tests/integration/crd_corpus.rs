@@ -1,0 +1,521 @@
+//! Real CRDs and their projects' own example objects (`testdata/crds/`, sources and commits in
+//! `testdata/crds/SOURCES.md`), taken through the apiserver's steps for a custom resource:
+//! structural-schema checks, pruning with strict field validation, defaulting, validation.
+//! Each schema is also used as a `ServiceDefinition` `configSchema` (its `spec`), so the
+//! catalog loader and `instance::prepare` see the same schemas as the apiserver would.
+//!
+//! CEL rules (`x-kubernetes-validations`) are not evaluated here (a later issue).
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use krm_catalog::catalog::{Bundle, Catalog, Origin};
+use krm_catalog::service::defaulting;
+use krm_catalog::service::instance::{self, UnknownFields};
+use krm_catalog::service::schema::{self, ConfigSchema};
+use krm_catalog::yaml;
+use serde_json::{Value, json};
+
+use crate::util::root;
+
+/// One served version of a corpus CRD.
+struct Version {
+    file: String,
+    group: String,
+    kind: String,
+    version: String,
+    schema: ConfigSchema,
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = fs_err::read_dir(dir)
+        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+fn corpus_dir() -> PathBuf {
+    root().join("testdata/crds")
+}
+
+fn documents(path: &Path) -> Vec<Value> {
+    let text = fs_err::read_to_string(path).unwrap_or_else(|e| panic!("{e}"));
+    yaml::parse_stream(&text)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", path.display()))
+        .into_iter()
+        .map(|d| d.value)
+        .filter(|v| !v.is_null())
+        .collect()
+}
+
+fn rel(path: &Path) -> String {
+    path.strip_prefix(corpus_dir())
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+/// Every version of every CRD, each schema checked as the apiserver checks a CRD.
+fn versions() -> Vec<Version> {
+    let mut out = Vec::new();
+    let mut problems = Vec::new();
+    for project in files(&corpus_dir()).into_iter().filter(|p| p.is_dir()) {
+        for file in files(&project.join("crds")) {
+            for crd in documents(&file) {
+                assert_eq!(
+                    crd["kind"],
+                    "CustomResourceDefinition",
+                    "{}",
+                    file.display()
+                );
+                let group = crd["spec"]["group"].as_str().unwrap_or_default().to_owned();
+                let kind = crd["spec"]["names"]["kind"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                for v in crd["spec"]["versions"].as_array().into_iter().flatten() {
+                    let version = v["name"].as_str().unwrap_or_default().to_owned();
+                    let raw = &v["schema"]["openAPIV3Schema"];
+                    match ConfigSchema::parse(raw) {
+                        Ok(schema) => out.push(Version {
+                            file: rel(&file),
+                            group: group.clone(),
+                            kind: kind.clone(),
+                            version,
+                            schema,
+                        }),
+                        Err(found) => problems.push(format!(
+                            "{} {version}: {}",
+                            rel(&file),
+                            found
+                                .iter()
+                                .map(ToString::to_string)
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        )),
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "real CRD schemas fail our structural checks:\n{}",
+        problems.join("\n")
+    );
+    out
+}
+
+/// The example objects of every project, with the file they came from.
+fn examples() -> Vec<(String, Value)> {
+    let mut out = Vec::new();
+    for project in files(&corpus_dir()).into_iter().filter(|p| p.is_dir()) {
+        for file in files(&project.join("examples")) {
+            for doc in documents(&file) {
+                out.push((rel(&file), doc));
+            }
+        }
+    }
+    out
+}
+
+fn version_of<'a>(versions: &'a [Version], obj: &Value) -> Option<&'a Version> {
+    let api_version = obj["apiVersion"].as_str()?;
+    let kind = obj["kind"].as_str()?;
+    let (group, version) = api_version.split_once('/')?;
+    versions
+        .iter()
+        .find(|v| v.group == group && v.version == version && v.kind == kind)
+}
+
+/// What the apiserver does to a create request for a custom resource, in its order: prune
+/// unknown fields (strict field validation reports them), default, validate.
+fn admit(v: &Version, obj: &Value) -> Result<Value, Vec<String>> {
+    let structural = v.schema.structural();
+    let mut x = obj.clone();
+    let mut errors: Vec<String> = schema::prune(&mut x, Some(structural), true)
+        .iter()
+        .map(|removed| instance::unknown_field("", structural, removed).to_string())
+        .collect();
+    defaulting::prune_non_nullable_nulls_without_defaults(&mut x, Some(structural));
+    defaulting::default(&mut x, Some(structural));
+    errors.extend(v.schema.validate(&x).iter().map(ToString::to_string));
+    if errors.is_empty() {
+        Ok(x)
+    } else {
+        errors.sort();
+        Err(errors)
+    }
+}
+
+/// The same schema's `spec` as a kubara `ServiceDefinition` `configSchema`, loaded as a catalog.
+fn service_catalog(v: &Version) -> Catalog {
+    let id = v.kind.to_lowercase();
+    let spec_schema = &v.schema.raw()["properties"]["spec"];
+    let definition = json!({
+        "apiVersion": "kubara.io/v1alpha1",
+        "kind": "ServiceDefinition",
+        "metadata": {"name": id},
+        "spec": {"chartPath": id, "status": "enabled", "configSchema": spec_schema},
+    });
+    let text = yaml::emit(&definition);
+    let files = vec![("services/crd.yaml".to_owned(), text.as_bytes())];
+    let (catalog, errors) = Catalog::merge(
+        vec![Bundle::from_files(Origin::Path(v.file.clone()), &files)],
+        false,
+    );
+    let hard: Vec<String> = errors
+        .iter()
+        .filter(|e| !e.warning)
+        .map(ToString::to_string)
+        .collect();
+    assert!(
+        hard.is_empty(),
+        "{} {}: the spec schema does not load as a configSchema:\n{}",
+        v.file,
+        v.version,
+        hard.join("\n")
+    );
+    catalog
+}
+
+#[test]
+fn issue8_every_corpus_schema_passes_the_structural_checks() {
+    let versions = versions();
+    let crds: BTreeSet<(&str, &str)> = versions
+        .iter()
+        .map(|v| (v.group.as_str(), v.kind.as_str()))
+        .collect();
+    // Five projects, the (?i) patterns of prometheus-operator among them.
+    for expected in [
+        ("cert-manager.io", "Certificate"),
+        ("monitoring.coreos.com", "PrometheusRule"),
+        ("monitoring.coreos.com", "AlertmanagerConfig"),
+        ("source.toolkit.fluxcd.io", "GitRepository"),
+        ("gateway.networking.k8s.io", "HTTPRoute"),
+        ("kyverno.io", "PolicyException"),
+    ] {
+        assert!(crds.contains(&expected), "{expected:?} missing: {crds:?}");
+    }
+    assert!(versions.len() >= 11, "{} versions", versions.len());
+    for v in &versions {
+        let catalog = service_catalog(v);
+        assert_eq!(catalog.services().len(), 1, "{} {}", v.file, v.version);
+    }
+}
+
+#[test]
+fn issue8_every_corpus_example_is_admitted_and_its_spec_is_a_valid_config() {
+    let versions = versions();
+    let mut checked = 0;
+    for (file, obj) in examples() {
+        let Some(v) = version_of(&versions, &obj) else {
+            continue;
+        };
+        let admitted = admit(v, &obj)
+            .unwrap_or_else(|e| panic!("{file}: {} is rejected:\n{}", obj["kind"], e.join("\n")));
+        // Defaulting is idempotent.
+        assert_eq!(admit(v, &admitted).as_ref(), Ok(&admitted), "{file}");
+        // The same spec as a service config: loaded, pruned, defaulted and validated alike.
+        let catalog = service_catalog(v);
+        let service = &catalog.services()[0];
+        let instance = instance::prepare(
+            service,
+            &json!({"config": obj["spec"]}),
+            "spec",
+            UnknownFields::Strict,
+        )
+        .unwrap_or_else(|p| panic!("{file}: the spec is rejected as a config: {p:?}"));
+        assert_eq!(instance.config(), admitted["spec"], "{file}");
+        checked += 1;
+    }
+    assert!(
+        checked >= 20,
+        "only {checked} examples matched a corpus CRD"
+    );
+}
+
+/// Find one example object by file and name.
+fn example(file: &str, name: &str) -> Value {
+    examples()
+        .into_iter()
+        .find(|(f, o)| f.ends_with(file) && o["metadata"]["name"] == name)
+        .map(|(_, o)| o)
+        .unwrap_or_else(|| panic!("no example {name} in {file}"))
+}
+
+#[test]
+fn issue8_defaulting_matches_hand_derived_apiserver_results() {
+    let versions = versions();
+    let defaulted = |obj: &Value| {
+        let v = version_of(&versions, obj).unwrap_or_else(|| panic!("no CRD for {obj}"));
+        admit(v, obj).unwrap_or_else(|e| panic!("{e:?}"))
+    };
+    // GitRepository v1: `spec.timeout` defaults to 60s; `spec.verify.mode` only when `verify`
+    // is given; the root `status` default applies to an object without status.
+    let git = example(
+        "config_samples_source_v1_gitrepository.yaml",
+        "gitrepository-sample",
+    );
+    assert_eq!(
+        defaulted(&git),
+        json!({
+            "apiVersion": "source.toolkit.fluxcd.io/v1",
+            "kind": "GitRepository",
+            "metadata": {"name": "gitrepository-sample"},
+            "spec": {"interval": "1m", "url": "https://github.com/stefanprodan/podinfo",
+                "ref": {"branch": "master"}, "timeout": "60s"},
+            "status": {"observedGeneration": -1},
+        })
+    );
+    let mut verified = git.clone();
+    verified["spec"]["verify"] = json!({"secretRef": {"name": "keys"}});
+    assert_eq!(
+        defaulted(&verified)["spec"]["verify"],
+        json!({"secretRef": {"name": "keys"}, "mode": "HEAD"})
+    );
+    // HelmRepository v1: `spec.provider` defaults to generic.
+    let helm = example(
+        "config_samples_source_v1_helmrepository.yaml",
+        "helmrepository-sample",
+    );
+    assert_eq!(
+        defaulted(&helm)["spec"],
+        json!({"interval": "1m", "url": "https://stefanprodan.github.io/podinfo", "provider": "generic"})
+    );
+    // HTTPRoute v1: `rules[].matches` defaults to a `/` prefix match, `backendRefs[]` get
+    // `group: ""` and `kind: Service`; `weight` is kept as written; no parentRefs, so none of
+    // their defaults appear.
+    let route = example("examples_standard_http-filter.yaml", "http-filter-1");
+    assert_eq!(
+        defaulted(&route)["spec"],
+        json!({
+            "hostnames": ["my.filter.com"],
+            "rules": [{
+                "filters": [{"type": "RequestHeaderModifier",
+                    "requestHeaderModifier": {"add": [{"name": "my-header", "value": "foo"}]}}],
+                "backendRefs": [{"name": "my-filter-svc1", "weight": 1, "port": 80, "group": "", "kind": "Service"}],
+                "matches": [{"path": {"type": "PathPrefix", "value": "/"}}],
+            }],
+        })
+    );
+    // An HTTPRoute without rules gets the `rules` default as a whole (one rule matching `/`),
+    // and parentRefs get their group and kind.
+    let mut bare = route.clone();
+    bare["spec"] = json!({"parentRefs": [{"name": "gw"}]});
+    assert_eq!(
+        defaulted(&bare)["spec"],
+        json!({
+            "parentRefs": [{"name": "gw", "group": "gateway.networking.k8s.io", "kind": "Gateway"}],
+            "rules": [{"matches": [{"path": {"type": "PathPrefix", "value": "/"}}]}],
+        })
+    );
+}
+
+/// A change to an example and the one error the apiserver gives for it.
+enum Change {
+    Set(&'static str, Value),
+    Remove(&'static str),
+}
+
+fn mutate(obj: &Value, change: &Change) -> Value {
+    let mut x = obj.clone();
+    let (pointer, value) = match change {
+        Change::Set(p, v) => (*p, Some(v.clone())),
+        Change::Remove(p) => (*p, None),
+    };
+    let (parent, key) = pointer.rsplit_once('/').unwrap_or(("", pointer));
+    let target = x
+        .pointer_mut(parent)
+        .unwrap_or_else(|| panic!("no {parent} in the example"));
+    match (target, value) {
+        (Value::Object(m), Some(v)) => {
+            m.insert(key.to_owned(), v);
+        }
+        (Value::Object(m), None) => {
+            assert!(m.shift_remove(key).is_some(), "no {pointer} to remove");
+        }
+        (Value::Array(a), Some(v)) => {
+            let i: usize = key.parse().unwrap_or(usize::MAX);
+            a[i] = v;
+        }
+        (other, _) => panic!("cannot change {pointer} in {other}"),
+    }
+    x
+}
+
+#[test]
+fn issue8_invalid_mutations_are_rejected_at_their_field_path() {
+    let versions = versions();
+    let cases: Vec<(&str, &str, Change, Result<(), &str>)> = vec![
+        // --- cert-manager Certificate v1
+        (
+            "test_fixtures_cert-manager-resources.yaml",
+            "test1",
+            Change::Set("/spec/dnsNames", json!("example.com")),
+            Err(r#"spec.dnsNames: Invalid value: "example.com": must be of type array"#),
+        ),
+        (
+            "test_fixtures_cert-manager-resources.yaml",
+            "test1",
+            Change::Set("/spec/privateKey", json!({"algorithm": "DSA"})),
+            Err(
+                r#"spec.privateKey.algorithm: Unsupported value: "DSA": supported values: "RSA", "ECDSA", "Ed25519""#,
+            ),
+        ),
+        (
+            "test_fixtures_cert-manager-resources.yaml",
+            "test1",
+            Change::Set("/spec/issuerRef/nmae", json!("x")),
+            Err(
+                r#"spec.issuerRef.nmae: unknown field "spec.issuerRef.nmae" (did you mean "name"?)"#,
+            ),
+        ),
+        (
+            "test_fixtures_cert-manager-resources.yaml",
+            "test1",
+            Change::Remove("/spec/secretName"),
+            Err("spec.secretName: Required value"),
+        ),
+        (
+            "test_fixtures_cert-manager-resources.yaml",
+            "test1",
+            Change::Set("/spec/duration", json!("90 days")),
+            Ok(()),
+        ),
+        // --- prometheus-operator PrometheusRule v1: `^(?i)(abort|warn)?$` is Go syntax
+        (
+            "user-guides_alerting_prometheus-example-rules.yaml",
+            "prometheus-example-rules",
+            Change::Set("/spec/groups/0/partial_response_strategy", json!("WARN")),
+            Ok(()),
+        ),
+        (
+            "user-guides_alerting_prometheus-example-rules.yaml",
+            "prometheus-example-rules",
+            Change::Set("/spec/groups/0/partial_response_strategy", json!("fail")),
+            Err(
+                r#"spec.groups[0].partial_response_strategy: Invalid value: "fail": must match the regular expression "^(?i)(abort|warn)?$""#,
+            ),
+        ),
+        (
+            "user-guides_alerting_prometheus-example-rules.yaml",
+            "prometheus-example-rules",
+            Change::Set("/spec/groups/0/interval", json!(30)),
+            Err("spec.groups[0].interval: Invalid value: 30: must be of type string"),
+        ),
+        (
+            "user-guides_alerting_prometheus-example-rules.yaml",
+            "prometheus-example-rules",
+            Change::Remove("/spec/groups/0/name"),
+            Err("spec.groups[0].name: Required value"),
+        ),
+        // --- prometheus-operator AlertmanagerConfig v1alpha1: `(?i)` inside a group only
+        // applies to that group, so "MONday" matches and "MONDAY" does not (Go semantics).
+        (
+            "user-guides_alerting_alertmanager-config-example.yaml",
+            "config-example",
+            Change::Set(
+                "/spec/muteTimeIntervals",
+                json!([{"name": "weekend", "timeIntervals": [{"weekdays": ["MONday:friday"]}]}]),
+            ),
+            Ok(()),
+        ),
+        (
+            "user-guides_alerting_alertmanager-config-example.yaml",
+            "config-example",
+            Change::Set(
+                "/spec/muteTimeIntervals",
+                json!([{"name": "weekend", "timeIntervals": [{"weekdays": ["MONDAY"]}]}]),
+            ),
+            Err(
+                r#"spec.muteTimeIntervals[0].timeIntervals[0].weekdays[0]: Invalid value: "MONDAY": must match the regular expression "^((?i)sun|mon|tues|wednes|thurs|fri|satur)day(?:((:(sun|mon|tues|wednes|thurs|fri|satur)day)$)|$)""#,
+            ),
+        ),
+        (
+            "user-guides_alerting_alertmanager-config-example.yaml",
+            "config-example",
+            Change::Set("/spec/route/groupWait", json!("30 seconds")),
+            Err(
+                r#"spec.route.groupWait: Invalid value: "30 seconds": must match the regular expression "^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$""#,
+            ),
+        ),
+        // --- flux GitRepository v1
+        (
+            "config_samples_source_v1_gitrepository.yaml",
+            "gitrepository-sample",
+            Change::Set("/spec/url", json!("ftp://example.com/repo")),
+            Err(
+                r#"spec.url: Invalid value: "ftp://example.com/repo": must match the regular expression "^(http|https|ssh)://.*$""#,
+            ),
+        ),
+        (
+            "config_samples_source_v1_gitrepository.yaml",
+            "gitrepository-sample",
+            Change::Set("/spec/ref/brnach", json!("main")),
+            Err(r#"spec.ref.brnach: unknown field "spec.ref.brnach" (did you mean "branch"?)"#),
+        ),
+        (
+            "config_samples_source_v1_gitrepository.yaml",
+            "gitrepository-sample",
+            Change::Set("/spec/provider", json!("gitlab")),
+            Err(
+                r#"spec.provider: Unsupported value: "gitlab": supported values: "generic", "aws", "azure", "github""#,
+            ),
+        ),
+        (
+            "config_samples_source_v1_gitrepository.yaml",
+            "gitrepository-sample",
+            Change::Remove("/spec/interval"),
+            Err("spec.interval: Required value"),
+        ),
+        // --- gateway-api HTTPRoute v1
+        (
+            "examples_standard_http-filter.yaml",
+            "http-filter-1",
+            Change::Set("/spec/hostnames/0", json!("-bad.example.com")),
+            Err(
+                r#"spec.hostnames[0]: Invalid value: "-bad.example.com": must match the regular expression "^(\\*\\.)?[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$""#,
+            ),
+        ),
+        (
+            "examples_standard_http-filter.yaml",
+            "http-filter-1",
+            Change::Set("/spec/rules/0/backendRefs/0/port", json!(70000)),
+            Err(
+                "spec.rules[0].backendRefs[0].port: Invalid value: 70000: must be less than or equal to 65535",
+            ),
+        ),
+        (
+            "examples_standard_http-filter.yaml",
+            "http-filter-1",
+            Change::Set("/spec/rules/0/backendRefs/0/weight", json!("1")),
+            Err(
+                r#"spec.rules[0].backendRefs[0].weight: Invalid value: "1": must be of type integer"#,
+            ),
+        ),
+        // --- kyverno PolicyException v2
+        (
+            "test_cli_test-exceptions_exceptions-1_exception.yaml",
+            "",
+            Change::Remove("/spec/exceptions"),
+            Err("spec.exceptions: Required value"),
+        ),
+    ];
+    let mut failures = Vec::new();
+    for (file, name, change, expected) in &cases {
+        let obj = examples()
+            .into_iter()
+            .find(|(f, o)| f.ends_with(file) && (name.is_empty() || o["metadata"]["name"] == *name))
+            .map(|(_, o)| o)
+            .unwrap_or_else(|| panic!("no example {name} in {file}"));
+        let v = version_of(&versions, &obj).unwrap_or_else(|| panic!("no CRD for {file}"));
+        let got = admit(v, &mutate(&obj, change)).map(|_| ());
+        let want = expected.map_err(|e| vec![e.to_owned()]);
+        if got != want {
+            failures.push(format!("{file} {name}: want {want:?}\n  got {got:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
