@@ -397,6 +397,10 @@ fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String,
             ("exec".to_owned(), list.join(", "))
         }
         Runtime::Service { name } => (format!("service {name}"), String::new()),
+        Runtime::Starlark { source } => (
+            format!("starlark {source}"),
+            "NOT SUPPORTED (items of this kind fail)".to_owned(),
+        ),
         Runtime::Choice { container, exec } => {
             let (c, cp) = describe_function_runtime(container);
             let (e, ep) = describe_function_runtime(exec);
