@@ -355,3 +355,52 @@ fn the_ci_job_example_runs() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Issue 8 point 1: every catalog of the KEP-2906 text (the `kep-2906-*` golden cases carry
+/// them verbatim) loads: `catalog view` and `catalog lint` succeed and show each runtime, an
+/// unpinned one marked as such (refusing it is for resolution time).
+#[test]
+fn issue8_p1_kep_catalogs_view_and_lint_succeed_and_show_their_runtimes() {
+    let base = root().join("testdata/golden");
+    let mut seen = 0;
+    let mut dirs: Vec<_> = fs_err::read_dir(&base)
+        .expect("testdata/golden")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("kep-2906-"))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let text = fs_err::read_to_string(dir.join("catalog.yaml")).expect("catalog.yaml");
+        let doc = krm_catalog::yaml::parse(&text).expect("the KEP catalog is YAML");
+        let out = run(&["catalog", "view", "catalog.yaml"], "", &dir);
+        let view = stdout(&out);
+        assert!(out.status.success(), "{}: {}", dir.display(), stderr(&out));
+        let out = run(&["catalog", "lint", "catalog.yaml"], "", &dir);
+        let lint = stderr(&out);
+        assert!(out.status.success(), "{}: {lint}", dir.display());
+        assert!(lint.contains("ok: catalog.yaml: 0 services"), "{lint}");
+        let functions = doc["spec"]["krmFunctions"].as_array().expect("krmFunctions");
+        for f in functions {
+            let runtime = &f["runtime"];
+            let kind = format!("{}/v1/{}", f["group"].as_str().unwrap_or(""), f["names"]["kind"].as_str().unwrap_or(""));
+            if let Some(image) = runtime["container"]["image"].as_str() {
+                let line = format!("  {kind}  container {image}  NOT PINNED (no sha256)");
+                assert!(view.contains(&line), "view lacks {line:?}:\n{view}");
+                assert!(
+                    lint.contains(&format!("{kind}: image {image} has no sha256")),
+                    "{lint}"
+                );
+            } else if let Some(url) = runtime["starlark"].as_str() {
+                let line = format!("  {kind}  starlark {url}  NOT SUPPORTED (items of this kind fail)");
+                assert!(view.contains(&line), "view lacks {line:?}:\n{view}");
+                assert!(lint.contains("is not supported; items of this kind fail"), "{lint}");
+            } else {
+                panic!("{}: unexpected runtime {runtime}", dir.display());
+            }
+            seen += 1;
+        }
+    }
+    // Proposal (2), Stories 1, 5, 6, 7: 1 + 1 + 3 + 1 + 2 + 3 functions.
+    assert_eq!(seen, 11);
+}
