@@ -278,6 +278,7 @@ fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
         settings.catalogs.push(CatalogEntry {
             source: CatalogSource::Path(c.clone()),
             field: format!("--catalog[{i}]"),
+            standard_pattern: None,
         });
     }
     if args.no_builtin {

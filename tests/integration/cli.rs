@@ -404,3 +404,52 @@ fn issue8_p1_kep_catalogs_view_and_lint_succeed_and_show_their_runtimes() {
     // Proposal (2), Stories 1, 5, 6, 7: 1 + 1 + 3 + 1 + 2 + 3 functions.
     assert_eq!(seen, 11);
 }
+
+/// Issue 8 point 1: the KEP's catalogs resolve their kinds; a runtime without a digest is
+/// refused only at resolution, and `allowUnpinned` turns that into a warning.
+#[test]
+fn issue8_p1_kep_catalogs_resolve_and_unpinned_runtimes_are_warnings_with_allow_unpinned() {
+    let base = root().join("testdata/golden");
+    let mut resolved = 0;
+    for section in ["proposal", "story-1", "story-5", "story-6", "story-7"] {
+        let dir = base.join(format!("kep-2906-{section}"));
+        let text = fs_err::read_to_string(dir.join("catalog.yaml")).expect("catalog.yaml");
+        let doc = krm_catalog::yaml::parse(&text).expect("YAML");
+        let functions = doc["spec"]["krmFunctions"].as_array().expect("krmFunctions");
+        let mut items = String::new();
+        for f in functions {
+            let kind = f["names"]["kind"].as_str().unwrap_or("");
+            items.push_str(&format!(
+                "- apiVersion: {}/v1\n  kind: {kind}\n  metadata:\n    name: {}\n",
+                f["group"].as_str().unwrap_or(""),
+                kind.to_lowercase()
+            ));
+        }
+        let list = |allow: bool| {
+            format!(
+                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}functionConfig:\n  apiVersion: krm-catalog.dev/v1alpha1\n  kind: ResolveCatalog\n  metadata: {{name: kep}}\n  spec:\n    builtin: false\n    catalogs: [{{path: catalog.yaml}}]\n    functions: {{mode: pin, allowNetwork: true, allowUnpinned: {allow}}}\n"
+            )
+        };
+        let out = run(&[], &list(true), &dir);
+        let text = stdout(&out);
+        assert!(out.status.success(), "{section}: {}", stderr(&out));
+        let strict = run(&[], &list(false), &dir);
+        assert_eq!(strict.status.code(), Some(1), "{section}");
+        let strict_text = stdout(&strict);
+        for f in functions {
+            let image = f["runtime"]["container"]["image"].as_str().expect("image");
+            assert!(text.contains("config.kubernetes.io/function: |"), "{text}");
+            assert!(text.contains("image: ") && text.contains(image.rsplit('/').next().unwrap_or(image)), "{text}");
+            assert!(
+                text.contains(&format!("image {image} is not pinned by digest (allowed by functions.allowUnpinned)")),
+                "{text}"
+            );
+            assert!(
+                strict_text.contains(&format!("image {image} has no digest; add sha256")),
+                "{strict_text}"
+            );
+            resolved += 1;
+        }
+    }
+    assert_eq!(resolved, 10);
+}
