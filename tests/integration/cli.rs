@@ -453,3 +453,21 @@ fn issue8_p1_kep_catalogs_resolve_and_unpinned_runtimes_are_warnings_with_allow_
     }
     assert_eq!(resolved, 10);
 }
+
+/// Issue 8 point 4: one rule for which files belong to a catalog, so the built-in catalog has
+/// one digest whether it is named `builtin` or by its directory (README.md is not content).
+#[test]
+fn issue8_p4_catalog_view_builtin_and_its_directory_give_the_same_digest() {
+    let digest = |reference: &str| {
+        let out = run(&["catalog", "view", reference], "", &root());
+        assert!(out.status.success(), "{reference}: {}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .find_map(|l| l.strip_prefix("Digest:    ").map(str::to_owned))
+            .expect("a Digest line")
+    };
+    let builtin = digest("builtin");
+    assert!(builtin.starts_with("sha256:"), "{builtin}");
+    assert_eq!(builtin, digest("catalogs/builtin"));
+    assert_eq!(builtin, digest("./catalogs/builtin/"));
+}
