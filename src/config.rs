@@ -315,7 +315,10 @@ fn read_catalogs(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Vec<
         } else {
             continue;
         };
-        if standard_pattern.as_deref().is_some_and(|s| s.trim().is_empty()) {
+        if standard_pattern
+            .as_deref()
+            .is_some_and(|s| s.trim().is_empty())
+        {
             problems.push(Problem::new(
                 join(&field, "standardPattern"),
                 "must name a catalog (\"builtin\" or a loaded catalog's name), not be empty",

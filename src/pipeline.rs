@@ -224,14 +224,7 @@ fn catalogs_needed(fc: &FunctionConfig, items: &[Value], inline: &[(usize, &Valu
 
 /// Groups of Kubernetes itself, which no catalog defines: items of these never need a catalog.
 fn is_kubernetes_group(group: &str) -> bool {
-    const BUILTIN: &[&str] = &[
-        "",
-        "apps",
-        "batch",
-        "autoscaling",
-        "policy",
-        "extensions",
-    ];
+    const BUILTIN: &[&str] = &["", "apps", "batch", "autoscaling", "policy", "extensions"];
     BUILTIN.contains(&group) || group.ends_with(".k8s.io") || group.ends_with(".kubernetes.io")
 }
 
@@ -243,7 +236,8 @@ fn item_needing_more_catalogs(
     fc: &FunctionConfig,
     config: Option<&Value>,
 ) -> Option<String> {
-    let config_item = config.filter(|_| matches!(fc.kind, ConfigKind::ServiceSet | ConfigKind::Other));
+    let config_item =
+        config.filter(|_| matches!(fc.kind, ConfigKind::ServiceSet | ConfigKind::Other));
     items.iter().chain(config_item).find_map(|item| {
         if resource_list::has_function_annotation(item)
             || resource_list::annotation(item, GENERATED_FROM).is_some()
@@ -265,7 +259,9 @@ fn item_needing_more_catalogs(
             return None;
         }
         if gvk.group == SERVICES_GROUP {
-            return Some(format!("{gvk}/{name} is a service kind no loaded catalog defines"));
+            return Some(format!(
+                "{gvk}/{name} is a service kind no loaded catalog defines"
+            ));
         }
         (!catalog.claims_group(&gvk.group)).then(|| {
             format!(

@@ -444,7 +444,10 @@ impl Loader {
             ));
         }
         self.catalog_doc_seen = Some(here);
-        if standard_pattern.as_deref().is_some_and(|p| p.trim().is_empty()) {
+        if standard_pattern
+            .as_deref()
+            .is_some_and(|p| p.trim().is_empty())
+        {
             problems.push(Problem::new(
                 "spec.standardPattern",
                 "must name a catalog (\"builtin\" or a loaded catalog's name), not be empty",

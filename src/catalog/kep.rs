@@ -411,10 +411,7 @@ fn parse_one_runtime(
                     }
                 }
                 _ => {
-                    problems.push(Problem::new(
-                        spath,
-                        "must be a URL or {path | url, sha256}",
-                    ));
+                    problems.push(Problem::new(spath, "must be a URL or {path | url, sha256}"));
                     None
                 }
             }
@@ -582,19 +579,29 @@ mod tests {
     /// Issue 8 point 1: the KEP's Summary and Stories write `runtime` beside `versions`.
     #[test]
     fn issue8_p1_entry_level_runtime_is_the_runtime_of_versions_without_one() {
-        let d = doc(&json!([{"group": "example.com", "names": {"kind": "JavaApplication"},
+        let d = doc(
+            &json!([{"group": "example.com", "names": {"kind": "JavaApplication"},
             "versions": [{"name": "v1"}, {"name": "v2", "runtime": {"service": {"name": "java"}}}],
-            "runtime": {"container": {"image": "example/java:v1.0.0"}}}]));
+            "runtime": {"container": {"image": "example/java:v1.0.0"}}}]),
+        );
         let (_, fns) = parse(&d).unwrap();
         assert!(
             matches!(&fns[0].versions[0].runtime, Runtime::Container { image, sha256: None, .. } if image == "example/java:v1.0.0")
         );
         assert!(matches!(&fns[0].versions[1].runtime, Runtime::Service { name } if name == "java"));
-        let missing = doc(&json!([{"group": "example.com", "names": {"kind": "J"}, "versions": [{"name": "v1"}]}]));
-        let msgs: Vec<String> = parse(&missing).unwrap_err().iter().map(ToString::to_string).collect();
+        let missing = doc(
+            &json!([{"group": "example.com", "names": {"kind": "J"}, "versions": [{"name": "v1"}]}]),
+        );
+        let msgs: Vec<String> = parse(&missing)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert_eq!(
             msgs,
-            ["spec.krmFunctions[0].versions[0].runtime: missing runtime (container, exec or service), in this version or beside versions"]
+            [
+                "spec.krmFunctions[0].versions[0].runtime: missing runtime (container, exec or service), in this version or beside versions"
+            ]
         );
     }
 
@@ -604,28 +611,49 @@ mod tests {
         let d = doc(&json!([{"group": "example.com", "kind": "SetLogger",
             "versions": [{"name": "v1", "runtime": {"container": {"image": "x"}}}]}]));
         assert_eq!(parse(&d).unwrap().1[0].kind, "SetLogger");
-        let both = doc(&json!([{"group": "example.com", "kind": "SetLogger", "names": {"kind": "SetLogger"},
-            "versions": [{"name": "v1", "runtime": {"container": {"image": "x"}}}]}]));
+        let both = doc(
+            &json!([{"group": "example.com", "kind": "SetLogger", "names": {"kind": "SetLogger"},
+            "versions": [{"name": "v1", "runtime": {"container": {"image": "x"}}}]}]),
+        );
         assert_eq!(parse(&both).unwrap().1[0].kind, "SetLogger");
-        let disagree = doc(&json!([{"group": "example.com", "kind": "SetLogger", "names": {"kind": "SetLogs"},
-            "versions": [{"name": "v1", "runtime": {"container": {"image": "x"}}}]}]));
-        let msgs: Vec<String> = parse(&disagree).unwrap_err().iter().map(ToString::to_string).collect();
+        let disagree = doc(
+            &json!([{"group": "example.com", "kind": "SetLogger", "names": {"kind": "SetLogs"},
+            "versions": [{"name": "v1", "runtime": {"container": {"image": "x"}}}]}]),
+        );
+        let msgs: Vec<String> = parse(&disagree)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert_eq!(
             msgs,
-            ["spec.krmFunctions[0].kind: kind \"SetLogger\" disagrees with names.kind \"SetLogs\"; write the kind once, as names.kind"]
+            [
+                "spec.krmFunctions[0].kind: kind \"SetLogger\" disagrees with names.kind \"SetLogs\"; write the kind once, as names.kind"
+            ]
         );
     }
 
     /// The KEP's Proposal lists a Starlark function by URL: it loads (and fails only when used).
     #[test]
     fn issue8_p1_starlark_runtime_loads() {
-        let d = doc(&json!([{"group": "example.com", "names": {"kind": "GroovyApplication"},
-            "versions": [{"name": "v1"}], "runtime": {"starlark": "https://example.co/module_providers/starlark-func:v1.0.0"}}]));
+        let d = doc(
+            &json!([{"group": "example.com", "names": {"kind": "GroovyApplication"},
+            "versions": [{"name": "v1"}], "runtime": {"starlark": "https://example.co/module_providers/starlark-func:v1.0.0"}}]),
+        );
         let (_, fns) = parse(&d).unwrap();
-        assert!(matches!(&fns[0].versions[0].runtime, Runtime::Starlark { source } if source.ends_with("starlark-func:v1.0.0")));
+        assert!(
+            matches!(&fns[0].versions[0].runtime, Runtime::Starlark { source } if source.ends_with("starlark-func:v1.0.0"))
+        );
         let bad = doc(&json!([{"group": "example.com", "names": {"kind": "G"},
             "versions": [{"name": "v1", "runtime": {"starlark": {"sha256": "x"}}}]}]));
-        let msgs: Vec<String> = parse(&bad).unwrap_err().iter().map(ToString::to_string).collect();
-        assert_eq!(msgs, ["spec.krmFunctions[0].versions[0].runtime.starlark: must set path or url"]);
+        let msgs: Vec<String> = parse(&bad)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            msgs,
+            ["spec.krmFunctions[0].versions[0].runtime.starlark: must set path or url"]
+        );
     }
 }

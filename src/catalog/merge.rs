@@ -447,7 +447,11 @@ impl Catalog {
                 let hint = crate::suggest::hint(wanted, names.iter().copied());
                 format!(
                     "standardPattern \"{wanted}\" names no loaded catalog{hint}; expected \"builtin\" or the metadata.name of another loaded catalog ({})",
-                    if names.is_empty() { "none is loaded".to_owned() } else { names.join(", ") }
+                    if names.is_empty() {
+                        "none is loaded".to_owned()
+                    } else {
+                        names.join(", ")
+                    }
                 )
             };
             errors.push(CatalogError::new(label, message));
@@ -530,5 +534,163 @@ impl Catalog {
             .map(|b| format!("{} ({})", b.reference, b.origin.label()))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SVC: &str = "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: NAME\nspec:\n  chartPath: NAME\n  status: enabled\n";
+
+    fn bundle(label: &str, name: Option<&str>, files: &[(&str, &str)]) -> Bundle {
+        let mut files: Vec<(String, Vec<u8>)> = files
+            .iter()
+            .map(|(p, t)| ((*p).to_owned(), t.as_bytes().to_vec()))
+            .collect();
+        if let Some(n) = name {
+            files.push((
+                "Catalog.yaml".into(),
+                format!("apiVersion: kubara.io/v1alpha1\nkind: Catalog\nmetadata:\n  name: {n}\nspec:\n  version: 1.0.0\n").into_bytes(),
+            ));
+        }
+        let borrowed: Vec<(String, &[u8])> = files
+            .iter()
+            .map(|(p, b)| (p.clone(), b.as_slice()))
+            .collect();
+        let b = Bundle::from_files(Origin::Path(label.into()), &borrowed);
+        assert!(b.problems.is_empty(), "{:?}", b.problems);
+        b
+    }
+
+    fn outputs(catalog: &Catalog, id: &str) -> Vec<String> {
+        let service = catalog.service(id).expect("service");
+        catalog
+            .outputs_for(service)
+            .into_iter()
+            .map(|t| match t {
+                TemplateRef::Template(n) | TemplateRef::Static(n, _) => n.to_owned(),
+            })
+            .collect()
+    }
+
+    /// Issue 8 point 4: a catalog's templates/ render for its own services, never for another
+    /// catalog's; equal names in two patterns are no conflict.
+    #[test]
+    fn issue8_p4_standard_pattern_applies_to_its_own_catalog_only() {
+        let a = bundle(
+            "a",
+            Some("a"),
+            &[
+                ("services/x.yaml", &SVC.replace("NAME", "x")),
+                ("templates/app.yaml.j2", "a"),
+            ],
+        );
+        let b = bundle(
+            "b",
+            Some("b"),
+            &[
+                ("services/y.yaml", &SVC.replace("NAME", "y")),
+                ("templates/app.yaml.j2", "b"),
+                ("charts/y/extra.yaml.j2", "e"),
+            ],
+        );
+        let c = bundle("c", None, &[("services/z.yaml", &SVC.replace("NAME", "z"))]);
+        let (catalog, errors) = Catalog::merge(vec![a, b, c], false);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(outputs(&catalog, "x"), ["templates/app.yaml.j2"]);
+        assert_eq!(
+            outputs(&catalog, "y"),
+            ["charts/y/extra.yaml.j2", "templates/app.yaml.j2"]
+        );
+        assert!(outputs(&catalog, "z").is_empty());
+        let patterns: Vec<Option<usize>> = catalog.bundles.iter().map(|b| b.pattern).collect();
+        assert_eq!(patterns, [Some(0), Some(1), None]);
+    }
+
+    #[test]
+    fn issue8_p4_standard_pattern_is_borrowed_only_when_asked() {
+        let a = bundle("a", Some("platform"), &[("templates/app.yaml.j2", "a")]);
+        let mut c = bundle("c", None, &[("services/z.yaml", &SVC.replace("NAME", "z"))]);
+        c.standard_pattern = Some("platform".into());
+        let (catalog, errors) = Catalog::merge(vec![a, c], false);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(outputs(&catalog, "z"), ["templates/app.yaml.j2"]);
+        assert_eq!(catalog.bundles[1].pattern, Some(0));
+    }
+
+    #[test]
+    fn issue8_p4_standard_pattern_errors_say_what_to_do() {
+        let message = |bundles: Vec<Bundle>| {
+            let (_, errors) = Catalog::merge(bundles, false);
+            errors.iter().map(ToString::to_string).collect::<Vec<_>>()
+        };
+        let asking = |pattern: &str| {
+            let mut c = bundle("c", None, &[("services/z.yaml", &SVC.replace("NAME", "z"))]);
+            c.standard_pattern = Some(pattern.into());
+            c
+        };
+        assert_eq!(
+            message(vec![asking("builtin")]),
+            [
+                "catalog c: standardPattern \"builtin\" names the built-in catalog, which is not loaded (builtin: false); load it or name another catalog"
+            ]
+        );
+        assert_eq!(
+            message(vec![
+                bundle("a", Some("platform"), &[("templates/t.yaml.j2", "t")]),
+                asking("platfrom")
+            ]),
+            [
+                "catalog c: standardPattern \"platfrom\" names no loaded catalog (did you mean \"platform\"?); expected \"builtin\" or the metadata.name of another loaded catalog (platform)"
+            ]
+        );
+        assert_eq!(
+            message(vec![
+                bundle(
+                    "a",
+                    Some("bare"),
+                    &[("services/x.yaml", &SVC.replace("NAME", "x"))]
+                ),
+                asking("bare")
+            ]),
+            [
+                "catalog c: standardPattern \"bare\": catalog a has no standard pattern (templates/) to lend"
+            ]
+        );
+        let mut own = bundle("o", None, &[("templates/t.yaml.j2", "t")]);
+        own.standard_pattern = Some("x".into());
+        assert_eq!(
+            message(vec![own]),
+            [
+                "catalog o: standardPattern \"x\" is set, but this catalog has a standard pattern (templates/) of its own; remove one of them"
+            ]
+        );
+    }
+
+    /// catalogOverwrite keeps kubara's overlay: a later catalog's template replaces an earlier
+    /// catalog's template of the same path (the `catalog-overwrite-templates` golden case).
+    #[test]
+    fn overwrite_replaces_pattern_templates_on_equal_paths() {
+        let a = bundle(
+            "a",
+            None,
+            &[
+                ("services/x.yaml", &SVC.replace("NAME", "x")),
+                ("templates/app.yaml.j2", "from a"),
+                ("templates/keep.yaml.j2", "kept"),
+            ],
+        );
+        let b = bundle("b", None, &[("templates/app.yaml.j2", "from b")]);
+        let (catalog, errors) = Catalog::merge(vec![a, b], true);
+        assert!(errors.is_empty(), "{errors:?}");
+        let texts: Vec<(&str, &str)> = catalog.environment_templates(Some(0)).collect();
+        assert_eq!(
+            texts,
+            [
+                ("templates/app.yaml.j2", "from b"),
+                ("templates/keep.yaml.j2", "kept")
+            ]
+        );
     }
 }

@@ -1,5 +1,7 @@
 //! The command line: help, version, fatal input errors, human commands.
 
+use std::fmt::Write as _;
+
 use crate::util::{root, run, stderr, stdout};
 
 #[test]
@@ -380,21 +382,31 @@ fn issue8_p1_kep_catalogs_view_and_lint_succeed_and_show_their_runtimes() {
         let lint = stderr(&out);
         assert!(out.status.success(), "{}: {lint}", dir.display());
         assert!(lint.contains("ok: catalog.yaml: 0 services"), "{lint}");
-        let functions = doc["spec"]["krmFunctions"].as_array().expect("krmFunctions");
+        let functions = doc["spec"]["krmFunctions"]
+            .as_array()
+            .expect("krmFunctions");
         for f in functions {
             let runtime = &f["runtime"];
-            let kind = format!("{}/v1/{}", f["group"].as_str().unwrap_or(""), f["names"]["kind"].as_str().unwrap_or(""));
+            let kind = format!(
+                "{}/v1/{}",
+                f["group"].as_str().unwrap_or(""),
+                f["names"]["kind"].as_str().unwrap_or("")
+            );
             if let Some(image) = runtime["container"]["image"].as_str() {
-                let line = format!("  {kind}  container {image}  NOT PINNED (no sha256)");
-                assert!(view.contains(&line), "view lacks {line:?}:\n{view}");
+                let row = format!("  {kind}  container {image}  NOT PINNED (no sha256)");
+                assert!(view.contains(&row), "view lacks {row:?}:\n{view}");
                 assert!(
                     lint.contains(&format!("{kind}: image {image} has no sha256")),
                     "{lint}"
                 );
             } else if let Some(url) = runtime["starlark"].as_str() {
-                let line = format!("  {kind}  starlark {url}  NOT SUPPORTED (items of this kind fail)");
-                assert!(view.contains(&line), "view lacks {line:?}:\n{view}");
-                assert!(lint.contains("is not supported; items of this kind fail"), "{lint}");
+                let row =
+                    format!("  {kind}  starlark {url}  NOT SUPPORTED (items of this kind fail)");
+                assert!(view.contains(&row), "view lacks {row:?}:\n{view}");
+                assert!(
+                    lint.contains("is not supported; items of this kind fail"),
+                    "{lint}"
+                );
             } else {
                 panic!("{}: unexpected runtime {runtime}", dir.display());
             }
@@ -415,15 +427,18 @@ fn issue8_p1_kep_catalogs_resolve_and_unpinned_runtimes_are_warnings_with_allow_
         let dir = base.join(format!("kep-2906-{section}"));
         let text = fs_err::read_to_string(dir.join("catalog.yaml")).expect("catalog.yaml");
         let doc = krm_catalog::yaml::parse(&text).expect("YAML");
-        let functions = doc["spec"]["krmFunctions"].as_array().expect("krmFunctions");
+        let functions = doc["spec"]["krmFunctions"]
+            .as_array()
+            .expect("krmFunctions");
         let mut items = String::new();
         for f in functions {
             let kind = f["names"]["kind"].as_str().unwrap_or("");
-            items.push_str(&format!(
+            let _ = write!(
+                items,
                 "- apiVersion: {}/v1\n  kind: {kind}\n  metadata:\n    name: {}\n",
                 f["group"].as_str().unwrap_or(""),
                 kind.to_lowercase()
-            ));
+            );
         }
         let list = |allow: bool| {
             format!(
@@ -439,9 +454,15 @@ fn issue8_p1_kep_catalogs_resolve_and_unpinned_runtimes_are_warnings_with_allow_
         for f in functions {
             let image = f["runtime"]["container"]["image"].as_str().expect("image");
             assert!(text.contains("config.kubernetes.io/function: |"), "{text}");
-            assert!(text.contains("image: ") && text.contains(image.rsplit('/').next().unwrap_or(image)), "{text}");
             assert!(
-                text.contains(&format!("image {image} is not pinned by digest (allowed by functions.allowUnpinned)")),
+                text.contains("image: ")
+                    && text.contains(image.rsplit('/').next().unwrap_or(image)),
+                "{text}"
+            );
+            assert!(
+                text.contains(&format!(
+                    "image {image} is not pinned by digest (allowed by functions.allowUnpinned)"
+                )),
                 "{text}"
             );
             assert!(
@@ -470,4 +491,50 @@ fn issue8_p4_catalog_view_builtin_and_its_directory_give_the_same_digest() {
     assert!(builtin.starts_with("sha256:"), "{builtin}");
     assert_eq!(builtin, digest("catalogs/builtin"));
     assert_eq!(builtin, digest("./catalogs/builtin/"));
+}
+
+/// Issue 8 point 4: a catalog baked into the image (`KRM_CATALOG_CATALOGS`) and listed in the
+/// function config again is the same catalog (same content digest): loaded once, no conflict.
+#[test]
+fn issue8_p4_catalog_from_the_environment_and_the_config_is_loaded_once() {
+    let dir = root().join("testdata/golden/team-catalog-beside-builtin");
+    let input = fs_err::read_to_string(dir.join("input.yaml")).expect("input.yaml");
+    let team = dir.join("team");
+    let out = crate::util::run_env(
+        &[],
+        &input,
+        &dir,
+        &[("KRM_CATALOG_CATALOGS", team.to_str().expect("UTF-8 path"))],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expected = fs_err::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
+    assert_eq!(
+        stdout(&out),
+        expected,
+        "{}",
+        crate::util::diff(&expected, &stdout(&out))
+    );
+    // A different catalog with the same service is still a conflict.
+    let other = tempfile::tempdir().expect("tempdir");
+    fs_err::create_dir_all(other.path().join("services")).expect("mkdir");
+    fs_err::write(
+        other.path().join("services/greeter.yaml"),
+        "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: greeter\nspec:\n  chartPath: other\n  status: enabled\n",
+    )
+    .expect("write");
+    let out = crate::util::run_env(
+        &[],
+        &input,
+        &dir,
+        &[(
+            "KRM_CATALOG_CATALOGS",
+            other.path().to_str().expect("UTF-8 path"),
+        )],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("service definition \"greeter\" already exists in catalog "),
+        "{}",
+        stderr(&out)
+    );
 }
