@@ -70,6 +70,9 @@ pub struct CatalogEntry {
     pub source: CatalogSource,
     /// Field path in the function config, e.g. `spec.catalogs[1]`.
     pub field: String,
+    /// `standardPattern`: whose `templates/` render this catalog's services when it has none
+    /// of its own (`builtin`, or another loaded catalog's name).
+    pub standard_pattern: Option<String>,
 }
 
 /// What to do with function-backed kinds (SPEC §7.3).
@@ -277,7 +280,8 @@ fn read_catalogs(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Vec<
     for (i, entry) in list.iter().enumerate() {
         let field = index(path, i);
         let mut r = Reader::new(entry, &field, problems);
-        r.deny_unknown(&["path", "url", "sha256", "oci"]);
+        r.deny_unknown(&["path", "url", "sha256", "oci", "standardPattern"]);
+        let standard_pattern = r.string("standardPattern");
         let p = r.string("path");
         let url = r.string("url");
         let sha256 = r.string("sha256");
@@ -320,7 +324,21 @@ fn read_catalogs(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Vec<
         } else {
             continue;
         };
-        out.push(CatalogEntry { source, field });
+        if standard_pattern
+            .as_deref()
+            .is_some_and(|s| s.trim().is_empty())
+        {
+            problems.push(Problem::new(
+                join(&field, "standardPattern"),
+                "must name a catalog (\"builtin\" or a loaded catalog's name), not be empty",
+            ));
+            continue;
+        }
+        out.push(CatalogEntry {
+            source,
+            field,
+            standard_pattern,
+        });
     }
     out
 }
@@ -340,6 +358,7 @@ pub fn env_catalogs() -> Vec<CatalogEntry> {
         .map(|(i, p)| CatalogEntry {
             source: CatalogSource::Path(p.to_owned()),
             field: format!("{CATALOGS_ENV}[{i}]"),
+            standard_pattern: None,
         })
         .collect()
 }
@@ -443,7 +462,11 @@ fn read_configmap(config: &Value, problems: &mut Vec<Problem>) -> Settings {
                     } else {
                         CatalogSource::Path(entry.clone())
                     };
-                    s.catalogs.push(CatalogEntry { source, field });
+                    s.catalogs.push(CatalogEntry {
+                        source,
+                        field,
+                        standard_pattern: None,
+                    });
                 }
             }
             "trusted-catalogs" => s.trusted_catalogs = split_list(text),
@@ -530,6 +553,7 @@ pub fn json_schema() -> Value {
                                 "url": {"type": "string", "description": "An HTTPS URL of a catalog file or .tar.gz bundle."},
                                 "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "Pin of the fetched bytes of a url source."},
                                 "oci": {"type": "string", "description": "An OCI artifact reference (tag or digest)."},
+                                "standardPattern": {"type": "string", "description": "For a catalog without templates/ of its own (kubara catalogs): render its services with the standard pattern of this catalog (builtin, or a loaded catalog's name)."},
                             },
                         },
                     },

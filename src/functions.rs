@@ -51,6 +51,13 @@ pub fn prepare(
     };
     match runtime {
         Runtime::Service { .. } | Runtime::Choice { .. } => Step::Failed,
+        // A KEP catalog may list one (it loads); resolving an item to it is the error.
+        Runtime::Starlark { source } => fail(
+            results,
+            format!(
+                "starlark runtime {source} is not supported; ask the catalog publisher for a container or exec runtime of this kind"
+            ),
+        ),
         Runtime::Container {
             image,
             sha256,

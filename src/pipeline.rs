@@ -119,28 +119,50 @@ pub fn load_catalogs(
     let env_catalogs = config::env_catalogs();
     let mut remote: Option<Remote> = None;
     for entry in env_catalogs.iter().chain(&settings.catalogs) {
-        match &entry.source {
+        let mut bundle = match &entry.source {
             CatalogSource::Path(p) => {
-                let mut bundle = Bundle::from_path(p, &resolve_path(&ctx.cwd, p));
-                // Problems of a configured source point at its entry in the function config.
-                errors.extend(
-                    std::mem::take(&mut bundle.problems)
-                        .into_iter()
-                        .map(|e| (e, Some(entry.field.clone()))),
-                );
-                bundles.push(bundle);
+                let path = resolve_path(&ctx.cwd, p);
+                let mut bundle = Bundle::from_path(p, &path);
+                if !path.exists() {
+                    for e in &mut bundle.problems {
+                        e.unavailable = true;
+                    }
+                }
+                bundle
             }
-            CatalogSource::Url { .. } | CatalogSource::Oci(_) => {
-                let remote = remote.get_or_insert_with(|| Remote::new(settings.offline));
-                let mut bundle = remote.load(&entry.source, &settings.trusted_catalogs);
-                errors.extend(
-                    std::mem::take(&mut bundle.problems)
-                        .into_iter()
-                        .map(|e| (e, Some(entry.field.clone()))),
-                );
-                bundles.push(bundle);
-            }
+            CatalogSource::Url { .. } | CatalogSource::Oci(_) => remote
+                .get_or_insert_with(|| Remote::new(settings.offline))
+                .load(&entry.source, &settings.trusted_catalogs),
+        };
+        if entry.standard_pattern.is_some() {
+            bundle.standard_pattern.clone_from(&entry.standard_pattern);
         }
+        let failed = bundle.problems.iter().any(|e| !e.warning);
+        // Problems of a configured source point at its entry in the function config.
+        errors.extend(
+            std::mem::take(&mut bundle.problems)
+                .into_iter()
+                .map(|e| (e, Some(entry.field.clone()))),
+        );
+        // The same catalog named twice (baked into the image and listed in the config) is
+        // loaded once: same content digest, same catalog.
+        if let Some(first) = bundles
+            .iter_mut()
+            .find(|b: &&mut Bundle| !failed && b.digest == bundle.digest)
+        {
+            crate::log!(
+                crate::logger::Level::Info,
+                "{} ({}) is the same catalog as {}: loaded once",
+                bundle.origin.label(),
+                entry.field,
+                first.origin.label()
+            );
+            if first.standard_pattern.is_none() {
+                first.standard_pattern = bundle.standard_pattern;
+            }
+            continue;
+        }
+        bundles.push(bundle);
     }
     if !inline.is_empty() {
         bundles.push(Bundle::from_items(inline));
@@ -200,6 +222,56 @@ fn catalogs_needed(fc: &FunctionConfig, items: &[Value], inline: &[(usize, &Valu
                 .any(|item| builtin_groups.contains(&gvk_of(item).group.as_str())))
 }
 
+/// Groups of Kubernetes itself, which no catalog defines: items of these never need a catalog.
+fn is_kubernetes_group(group: &str) -> bool {
+    const BUILTIN: &[&str] = &["", "apps", "batch", "autoscaling", "policy", "extensions"];
+    BUILTIN.contains(&group) || group.ends_with(".k8s.io") || group.ends_with(".kubernetes.io")
+}
+
+/// The first item that may need a catalog that could not be loaded (KEP-2906
+/// "Dependencies": a referenced catalog that nothing needs must not fail the run), saying why.
+fn item_needing_more_catalogs(
+    items: &[Value],
+    catalog: &Catalog,
+    fc: &FunctionConfig,
+    config: Option<&Value>,
+) -> Option<String> {
+    let config_item =
+        config.filter(|_| matches!(fc.kind, ConfigKind::ServiceSet | ConfigKind::Other));
+    items.iter().chain(config_item).find_map(|item| {
+        if resource_list::has_function_annotation(item)
+            || resource_list::annotation(item, GENERATED_FROM).is_some()
+            || is_inline_catalog_item(item)
+        {
+            return None;
+        }
+        let gvk = gvk_of(item);
+        let name = resource_list::str_at(item, &["metadata", "name"]);
+        if is_service_set(item) {
+            return Some(format!(
+                "{gvk}/{name} materialises the services of every catalog"
+            ));
+        }
+        if (gvk.group == config::GROUP && gvk.kind == config::KIND)
+            || catalog.kind_for(&gvk).is_some()
+            || is_kubernetes_group(&gvk.group)
+        {
+            return None;
+        }
+        if gvk.group == SERVICES_GROUP {
+            return Some(format!(
+                "{gvk}/{name} is a service kind no loaded catalog defines"
+            ));
+        }
+        (!catalog.claims_group(&gvk.group)).then(|| {
+            format!(
+                "{gvk}/{name} is of group \"{}\", which no loaded catalog claims",
+                gvk.group
+            )
+        })
+    })
+}
+
 /// Run the function over a ResourceList.
 pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
     let mut results = Results::default();
@@ -238,11 +310,26 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
             is_inline_catalog_item(item) && !resource_list::has_function_annotation(item)
         })
         .collect();
-    let (catalog, catalog_errors) = if catalogs_needed(&fc, &items, &inline) {
+    let (catalog, mut catalog_errors) = if catalogs_needed(&fc, &items, &inline) {
         load_catalogs(&fc.settings, &inline, ctx)
     } else {
         (Catalog::default(), Vec::new())
     };
+    if catalog_errors.iter().any(|(e, _)| e.unavailable) {
+        let need = item_needing_more_catalogs(&items, &catalog, &fc, config_ref);
+        for (e, _) in catalog_errors.iter_mut().filter(|(e, _)| e.unavailable) {
+            match &need {
+                Some(why) => e.message = format!("{}; it may be needed: {why}", e.message),
+                None => {
+                    e.warning = true;
+                    e.message = format!(
+                        "{}; continuing without it, as no item needs it (every item is of a kind a loaded catalog or Kubernetes defines)",
+                        e.message
+                    );
+                }
+            }
+        }
+    }
     if !catalog.bundles.is_empty() {
         crate::log!(
             crate::logger::Level::Info,
@@ -272,6 +359,7 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
         settings: &fc.settings,
         results: &mut results,
         paths: HashMap::new(),
+        produced: BTreeMap::new(),
     };
 
     // Classify.
@@ -320,6 +408,20 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
                 expanded_sources.insert(identity.clone());
             }
             Err(result) => expander.results.push(*result),
+        }
+    }
+
+    let produced = std::mem::take(&mut expander.produced);
+    for (bundle, (ids, objects)) in produced {
+        if objects == 0
+            && let Some(info) = catalog.bundles.get(bundle)
+        {
+            let mut r = KrmResult::warning(nothing_rendered(info, &ids))
+                .tag("catalog", info.origin.label());
+            if let Some(cfg) = config_ref {
+                r = r.about(cfg);
+            }
+            results.push(r);
         }
     }
 
@@ -577,6 +679,26 @@ struct Expander<'a> {
     results: &'a mut Results,
     /// Generated file paths already used, with the source that used them.
     paths: HashMap<String, String>,
+    /// Per catalog (bundle index): the enabled services rendered and how many objects they made.
+    produced: BTreeMap<usize, (Vec<String>, usize)>,
+}
+
+/// Why a catalog whose enabled services rendered produced nothing, and what to do.
+fn nothing_rendered(info: &crate::catalog::BundleInfo, ids: &[String]) -> String {
+    let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let label = info.origin.label();
+    let services = ids.join(", ");
+    if info.pattern.is_none() {
+        format!(
+            "{label}: its enabled services ({services}) produced no objects: the catalog has no standard pattern (templates/) of its own and its charts/ hold nothing to render for them; to render them with the built-in catalog's pattern (an Argo CD Application and a Namespace per service) set standardPattern: builtin on its entry in spec.catalogs, or spec.standardPattern: builtin in its kubara Catalog document"
+        )
+    } else {
+        format!(
+            "{label}: its enabled services ({services}) produced no objects: every template rendered to empty documents; check the conditions in its templates"
+        )
+    }
 }
 
 /// Item-level settings of a source object.
@@ -898,6 +1020,9 @@ impl Expander<'_> {
             return Vec::new();
         }
         self.paths.insert(path.clone(), source_identity.clone());
+        let counted = self.produced.entry(service.bundle).or_default();
+        counted.0.push(service.definition.id.clone());
+        counted.1 += generated.len();
         let catalog_ref = self.catalog.bundle_of(service).reference.clone();
         generated
             .into_iter()

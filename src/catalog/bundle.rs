@@ -83,6 +83,9 @@ pub struct Bundle {
     pub name: Option<String>,
     /// `spec.version` of its kubara `Catalog` document, if any.
     pub version: Option<String>,
+    /// Whose standard pattern renders its services when it has no `templates/` of its own:
+    /// `spec.standardPattern` of its kubara `Catalog` document, or the function config's entry.
+    pub standard_pattern: Option<String>,
     /// sha256 of the catalog content (paths and bytes), hex.
     pub digest: String,
     /// ServiceDefinitions in file order.
@@ -174,8 +177,12 @@ impl Bundle {
                 || lower == "catalog.yaml"
                 || lower == "catalog.yml"
         });
+        // One rule for what belongs to a catalog, so the same tree has the same digest however
+        // it is named (`builtin`, `catalogs/builtin`): the files it reads, nothing else.
         for (name, bytes) in &files {
-            loader.digest_file(name, bytes);
+            if belongs_to_catalog(name, bundle_layout) {
+                loader.digest_file(name, bytes);
+            }
         }
         for (name, bytes) in files {
             let lower = name.to_ascii_lowercase();
@@ -222,6 +229,7 @@ struct Loader {
     hasher: Sha256,
     name: Option<String>,
     version: Option<String>,
+    standard_pattern: Option<String>,
     catalog_doc_seen: Option<String>,
     definitions: Vec<DefinitionEntry>,
     templates: BTreeMap<String, String>,
@@ -240,6 +248,7 @@ impl Loader {
             hasher: Sha256::new(),
             name: None,
             version: None,
+            standard_pattern: None,
             catalog_doc_seen: None,
             definitions: Vec::new(),
             templates: BTreeMap::new(),
@@ -407,8 +416,10 @@ impl Loader {
         m.string_map("labels");
         m.string_map("annotations");
         let mut s = Reader::new(&spec, "spec", &mut problems);
-        s.deny_unknown(&["version"]);
+        // `standardPattern` is our extension (kubara catalogs bring no templates/).
+        s.deny_unknown(&["version", "standardPattern"]);
         let version = s.string("version");
+        let standard_pattern = s.string("standardPattern");
         match &name {
             Some(n) if crate::gvk::is_dns_subdomain(n) => {}
             Some(n) => problems.push(Problem::new(
@@ -433,9 +444,19 @@ impl Loader {
             ));
         }
         self.catalog_doc_seen = Some(here);
+        if standard_pattern
+            .as_deref()
+            .is_some_and(|p| p.trim().is_empty())
+        {
+            problems.push(Problem::new(
+                "spec.standardPattern",
+                "must name a catalog (\"builtin\" or a loaded catalog's name), not be empty",
+            ));
+        }
         if problems.is_empty() {
             self.name = name;
             self.version = version;
+            self.standard_pattern = standard_pattern;
         }
         for Problem { path, message } in problems {
             self.error(file, item, &path, message);
@@ -508,6 +529,7 @@ impl Loader {
             // fallback.
             name: self.name.or(self.kep_name),
             version: self.version,
+            standard_pattern: self.standard_pattern,
             digest,
             definitions: self.definitions,
             templates: self.templates,
@@ -517,6 +539,19 @@ impl Loader {
             problems: self.errors,
         }
     }
+}
+
+/// Whether a file (relative slash path) is part of a catalog: what [`Bundle::from_files`] reads.
+fn belongs_to_catalog(name: &str, bundle_layout: bool) -> bool {
+    let is_yaml = yaml::is_yaml_file(name);
+    if !bundle_layout {
+        return is_yaml;
+    }
+    let lower = name.to_ascii_lowercase();
+    (!name.contains('/') && matches!(lower.as_str(), "catalog.yaml" | "catalog.yml"))
+        || (name.starts_with("services/") && is_yaml)
+        || (name.starts_with("templates/") && yaml::has_extension(name, &["j2"]))
+        || (name.starts_with("charts/") && (is_yaml || yaml::has_extension(name, &["j2"])))
 }
 
 fn is_strict_semver(v: &str) -> bool {

@@ -1,6 +1,11 @@
 //! KEP-2906 `Catalog` / `KRMFunctionCatalog` documents (`config.kubernetes.io/v1alpha1`):
 //! group/kind/versions mapped to a runtime, read strictly except where the KEP contradicts
-//! itself (`platform` vs `platforms`, `requireFilesystem`, the pre-rename `spec.kind`).
+//! itself (`platform` vs `platforms`, `requireFilesystem`, `kind` written on the entry instead of
+//! `names.kind`, `runtime` written beside `versions` instead of in each version).
+//!
+//! Source: kubernetes/enhancements keps/sig-cli/2906-kustomize-function-catalog/README.md.
+//! Most of its examples (Summary, Stories 1, 5, 6, 7) put `runtime` at the entry level; its
+//! "example representation" writes `kind` on the entry.
 
 use serde_json::Value;
 
@@ -37,6 +42,12 @@ pub enum Runtime {
         container: Box<Runtime>,
         /// The [`Runtime::Exec`].
         exec: Box<Runtime>,
+    },
+    /// A Starlark program (the KEP's URL string, or `{path | url, sha256}`): loads, so a KEP
+    /// catalog that lists one is readable, but is refused when an item resolves to it.
+    Starlark {
+        /// Where the program is, as written.
+        source: String,
     },
     /// Our extension: a ServiceDefinition of the same catalog.
     Service {
@@ -168,7 +179,8 @@ pub fn parse(doc: &Value) -> Result<(Option<String>, Vec<Function>), Vec<Problem
 fn parse_function(entry: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<Function> {
     let before = problems.len();
     let mut r = Reader::new(entry, path, problems);
-    // `kind` at the top is the KEP's pre-rename spelling of `names.kind`.
+    // `kind` at the top is the KEP's "example representation" spelling of `names.kind`;
+    // `runtime` at the top is how most KEP examples write it (for every version).
     r.deny_unknown(&[
         "group",
         "names",
@@ -176,6 +188,7 @@ fn parse_function(entry: &Value, path: &str, problems: &mut Vec<Problem>) -> Opt
         "description",
         "publisher",
         "versions",
+        "runtime",
         "home",
         "maintainers",
         "tags",
@@ -189,14 +202,30 @@ fn parse_function(entry: &Value, path: &str, problems: &mut Vec<Problem>) -> Opt
     let legacy_kind = r.string("kind");
     let names = entry.get("names").cloned();
     let versions_value = entry.get("versions").cloned();
-    let mut kind = legacy_kind.unwrap_or_default();
+    let mut kind = legacy_kind.clone().unwrap_or_default();
     if let Some(names) = &names {
         let mut n = Reader::new(names, &join(path, "names"), problems);
         n.deny_unknown(&["kind"]);
         if let Some(k) = n.string("kind") {
+            if let Some(direct) = legacy_kind.as_ref().filter(|d| **d != k) {
+                problems.push(Problem::new(
+                    join(path, "kind"),
+                    format!(
+                        "kind \"{direct}\" disagrees with names.kind \"{k}\"; write the kind once, as names.kind"
+                    ),
+                ));
+            }
             kind = k;
         }
     }
+    // An entry-level runtime is the runtime of every version that has none of its own.
+    let entry_runtime = entry
+        .get("runtime")
+        .and_then(|rt| parse_runtime(rt, &join(path, "runtime"), problems));
+    let parent = EntryRuntime {
+        runtime: entry_runtime.as_ref(),
+        has_runtime: entry.get("runtime").is_some(),
+    };
     if !gvk::is_dns_subdomain(&group) {
         problems.push(Problem::new(
             join(path, "group"),
@@ -213,7 +242,8 @@ fn parse_function(entry: &Value, path: &str, problems: &mut Vec<Problem>) -> Opt
     match &versions_value {
         Some(Value::Array(list)) if !list.is_empty() => {
             for (i, v) in list.iter().enumerate() {
-                if let Some(v) = parse_version(v, &index(&join(path, "versions"), i), problems) {
+                let vpath = index(&join(path, "versions"), i);
+                if let Some(v) = parse_version(v, &vpath, &parent, problems) {
                     if versions.iter().any(|x: &Version| x.name == v.name) {
                         problems.push(Problem::new(
                             join(&index(&join(path, "versions"), i), "name"),
@@ -239,7 +269,19 @@ fn parse_function(entry: &Value, path: &str, problems: &mut Vec<Problem>) -> Opt
     })
 }
 
-fn parse_version(v: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<Version> {
+/// The runtime written beside `versions`, if any.
+struct EntryRuntime<'a> {
+    runtime: Option<&'a Runtime>,
+    has_runtime: bool,
+}
+
+fn parse_version(
+    v: &Value,
+    path: &str,
+    parent: &EntryRuntime<'_>,
+    problems: &mut Vec<Problem>,
+) -> Option<Version> {
+    let entry_runtime = parent.runtime;
     let before = problems.len();
     let mut r = Reader::new(v, path, problems);
     r.deny_unknown(&[
@@ -287,12 +329,15 @@ fn parse_version(v: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<V
             }
         }
     }
-    let runtime = match runtime_value {
-        Some(rt) => parse_runtime(&rt, &join(path, "runtime"), problems),
-        None => {
+    let runtime = match (runtime_value, entry_runtime) {
+        (Some(rt), _) => parse_runtime(&rt, &join(path, "runtime"), problems),
+        (None, Some(rt)) => Some(rt.clone()),
+        // An entry-level runtime that did not parse has its own error already.
+        (None, None) if parent.has_runtime => None,
+        (None, None) => {
             problems.push(Problem::new(
                 join(path, "runtime"),
-                "missing runtime (container, exec or service)",
+                "missing runtime (container, exec or service), in this version or beside versions",
             ));
             None
         }
@@ -329,7 +374,7 @@ fn parse_runtime(rt: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<
     if kinds.len() != 1 {
         problems.push(Problem::new(
             path,
-            "must set exactly one of container, exec (or both), service",
+            "must set exactly one of container, exec (or both), service, starlark",
         ));
         return None;
     }
@@ -344,11 +389,32 @@ fn parse_one_runtime(
 ) -> Option<Runtime> {
     match kind {
         "starlark" => {
-            problems.push(Problem::new(
-                join(path, "starlark"),
-                "starlark runtimes are not supported; use a container or exec runtime",
-            ));
-            None
+            let spath = join(path, "starlark");
+            match rt.get("starlark") {
+                // The KEP writes a URL string.
+                Some(Value::String(url)) if !url.trim().is_empty() => Some(Runtime::Starlark {
+                    source: url.clone(),
+                }),
+                Some(s @ Value::Object(_)) => {
+                    let mut r = Reader::new(s, &spath, problems);
+                    r.deny_unknown(&["path", "url", "sha256"]);
+                    let source = r.string("path").or_else(|| r.string("url"));
+                    r.string("sha256");
+                    match source {
+                        Some(source) if !source.trim().is_empty() => {
+                            Some(Runtime::Starlark { source })
+                        }
+                        _ => {
+                            problems.push(Problem::new(spath, "must set path or url"));
+                            None
+                        }
+                    }
+                }
+                _ => {
+                    problems.push(Problem::new(spath, "must be a URL or {path | url, sha256}"));
+                    None
+                }
+            }
         }
         "container" => {
             let c = rt.get("container").cloned().unwrap_or(Value::Null);
@@ -493,10 +559,10 @@ mod tests {
     }
 
     #[test]
-    fn rejects_unknown_fields_and_starlark() {
+    fn rejects_unknown_fields() {
         let d = doc(
             &json!([{"group": "example.com", "names": {"kind": "X"}, "versoins": [], "versions": [
-            {"name": "v1", "runtime": {"starlark": {"path": "x.star"}}}]}]),
+            {"name": "v1", "runtime": {"container": {"image": "x"}}}]}]),
         );
         let msgs: Vec<String> = parse(&d)
             .unwrap_err()
@@ -508,10 +574,86 @@ mod tests {
                 .any(|m| m.contains("unknown field \"versoins\" (did you mean \"versions\"?)")),
             "{msgs:?}"
         );
+    }
+
+    /// Issue 8 point 1: the KEP's Summary and Stories write `runtime` beside `versions`.
+    #[test]
+    fn issue8_p1_entry_level_runtime_is_the_runtime_of_versions_without_one() {
+        let d = doc(
+            &json!([{"group": "example.com", "names": {"kind": "JavaApplication"},
+            "versions": [{"name": "v1"}, {"name": "v2", "runtime": {"service": {"name": "java"}}}],
+            "runtime": {"container": {"image": "example/java:v1.0.0"}}}]),
+        );
+        let (_, fns) = parse(&d).unwrap();
         assert!(
-            msgs.iter()
-                .any(|m| m.contains("starlark runtimes are not supported")),
-            "{msgs:?}"
+            matches!(&fns[0].versions[0].runtime, Runtime::Container { image, sha256: None, .. } if image == "example/java:v1.0.0")
+        );
+        assert!(matches!(&fns[0].versions[1].runtime, Runtime::Service { name } if name == "java"));
+        let missing = doc(
+            &json!([{"group": "example.com", "names": {"kind": "J"}, "versions": [{"name": "v1"}]}]),
+        );
+        let msgs: Vec<String> = parse(&missing)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            msgs,
+            [
+                "spec.krmFunctions[0].versions[0].runtime: missing runtime (container, exec or service), in this version or beside versions"
+            ]
+        );
+    }
+
+    /// Issue 8 point 1: the KEP's example representation writes `kind` on the entry.
+    #[test]
+    fn issue8_p1_kind_on_the_entry_is_names_kind_and_must_agree() {
+        let d = doc(&json!([{"group": "example.com", "kind": "SetLogger",
+            "versions": [{"name": "v1", "runtime": {"container": {"image": "x"}}}]}]));
+        assert_eq!(parse(&d).unwrap().1[0].kind, "SetLogger");
+        let both = doc(
+            &json!([{"group": "example.com", "kind": "SetLogger", "names": {"kind": "SetLogger"},
+            "versions": [{"name": "v1", "runtime": {"container": {"image": "x"}}}]}]),
+        );
+        assert_eq!(parse(&both).unwrap().1[0].kind, "SetLogger");
+        let disagree = doc(
+            &json!([{"group": "example.com", "kind": "SetLogger", "names": {"kind": "SetLogs"},
+            "versions": [{"name": "v1", "runtime": {"container": {"image": "x"}}}]}]),
+        );
+        let msgs: Vec<String> = parse(&disagree)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            msgs,
+            [
+                "spec.krmFunctions[0].kind: kind \"SetLogger\" disagrees with names.kind \"SetLogs\"; write the kind once, as names.kind"
+            ]
+        );
+    }
+
+    /// The KEP's Proposal lists a Starlark function by URL: it loads (and fails only when used).
+    #[test]
+    fn issue8_p1_starlark_runtime_loads() {
+        let d = doc(
+            &json!([{"group": "example.com", "names": {"kind": "GroovyApplication"},
+            "versions": [{"name": "v1"}], "runtime": {"starlark": "https://example.co/module_providers/starlark-func:v1.0.0"}}]),
+        );
+        let (_, fns) = parse(&d).unwrap();
+        assert!(
+            matches!(&fns[0].versions[0].runtime, Runtime::Starlark { source } if source.ends_with("starlark-func:v1.0.0"))
+        );
+        let bad = doc(&json!([{"group": "example.com", "names": {"kind": "G"},
+            "versions": [{"name": "v1", "runtime": {"starlark": {"sha256": "x"}}}]}]));
+        let msgs: Vec<String> = parse(&bad)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            msgs,
+            ["spec.krmFunctions[0].versions[0].runtime.starlark: must set path or url"]
         );
     }
 }

@@ -151,6 +151,16 @@ fn unpinned_runtimes(catalog: &Catalog) -> Vec<CatalogError> {
                     .filter(|p| p.sha256.is_none())
                     .map(|p| format!("{}/{} binary {}", p.os, p.arch, p.uri))
                     .collect(),
+                Runtime::Starlark { source } => {
+                    warnings.push(
+                        CatalogError::new(
+                            &label,
+                            format!("{gvk}: starlark runtime {source} is not supported; items of this kind fail"),
+                        )
+                        .warning(),
+                    );
+                    Vec::new()
+                }
                 _ => Vec::new(),
             };
             for what in missing {

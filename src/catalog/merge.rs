@@ -28,6 +28,9 @@ pub struct BundleInfo {
     pub publishers: Vec<String>,
     /// What pins a remote catalog's fetched bytes.
     pub pin: Option<String>,
+    /// Index of the bundle whose standard pattern (`templates/**`) renders this bundle's
+    /// services: itself when it has one, the bundle its `standardPattern` names, else none.
+    pub pattern: Option<usize>,
 }
 
 /// A service of the merged catalog.
@@ -85,9 +88,15 @@ pub struct Catalog {
     by_id: HashMap<String, usize>,
     kinds: HashMap<Gvk, Kind>,
     groups: BTreeMap<String, BTreeSet<(String, String)>>,
+    /// Each bundle's standard pattern (`templates/**`), by bundle index: it renders for the
+    /// services of that bundle and of bundles that borrow it, never for anyone else's.
+    patterns: Vec<BTreeMap<String, String>>,
+    /// Chart templates (`charts/<chartPath>/**`), shared by name: a service's chart is found
+    /// by its chartPath, and a borrowed pattern includes the borrower's chart partials.
     templates: BTreeMap<String, (String, usize)>,
     statics: BTreeMap<String, (StaticFile, usize)>,
-    pub(crate) environment: OnceLock<minijinja::Environment<'static>>,
+    /// One template environment per pattern (index = bundle; the last one: no pattern).
+    pub(crate) environments: Vec<OnceLock<minijinja::Environment<'static>>>,
 }
 
 impl Catalog {
@@ -98,7 +107,9 @@ impl Catalog {
         let mut errors = Vec::new();
         let mut services: BTreeMap<String, Service> = BTreeMap::new();
         let mut pending: Vec<(usize, FunctionEntry, Vec<String>)> = Vec::new();
+        let mut requests: Vec<Option<String>> = Vec::new();
         for (index, bundle) in bundles.into_iter().enumerate() {
+            requests.push(bundle.standard_pattern.clone());
             let own_ids: Vec<String> = bundle
                 .definitions
                 .iter()
@@ -150,7 +161,22 @@ impl Catalog {
                     },
                 );
             }
+            let mut pattern = BTreeMap::new();
             for (name, text) in bundle.templates {
+                if name.starts_with("templates/") {
+                    // kubara's overlay: with catalogOverwrite a later catalog's file replaces
+                    // an earlier catalog's file of the same path. Without it, equal names in
+                    // two patterns are no conflict: each renders only for its own services.
+                    if overwrite {
+                        for earlier in &mut catalog.patterns {
+                            if let Some(t) = earlier.get_mut(&name) {
+                                t.clone_from(&text);
+                            }
+                        }
+                    }
+                    pattern.insert(name, text);
+                    continue;
+                }
                 if let Some((_, prev)) = catalog.templates.get(&name)
                     && !overwrite
                 {
@@ -163,6 +189,7 @@ impl Catalog {
                 }
                 catalog.templates.insert(name, (text, index));
             }
+            catalog.patterns.push(pattern);
             for (name, file) in bundle.statics {
                 if let Some((_, prev)) = catalog.statics.get(&name)
                     && !overwrite
@@ -184,8 +211,13 @@ impl Catalog {
                 reference,
                 publishers,
                 pin: bundle.pin,
+                pattern: None,
             });
         }
+        catalog.resolve_patterns(&requests, &mut errors);
+        catalog.environments = (0..=catalog.bundles.len())
+            .map(|_| OnceLock::new())
+            .collect();
         catalog
             .groups
             .entry(SERVICES_GROUP.to_owned())
@@ -357,22 +389,132 @@ impl Catalog {
         &self.bundles[service.bundle]
     }
 
-    /// Every template, by name, with its text.
-    pub fn templates(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.templates
-            .iter()
-            .map(|(n, (t, _))| (n.as_str(), t.as_str()))
+    /// Decide whose standard pattern renders each bundle's services: its own `templates/`,
+    /// else the catalog its `standardPattern` names (`builtin` or a catalog name), else none.
+    fn resolve_patterns(&mut self, requests: &[Option<String>], errors: &mut Vec<CatalogError>) {
+        for (index, request) in requests.iter().enumerate() {
+            let own = !self.patterns[index].is_empty();
+            let label = self.bundles[index].origin.label();
+            let pattern = match request.as_deref().map(str::trim) {
+                None => own.then_some(index),
+                Some(wanted) if own => {
+                    errors.push(CatalogError::new(
+                        &label,
+                        format!(
+                            "standardPattern \"{wanted}\" is set, but this catalog has a standard pattern (templates/) of its own; remove one of them"
+                        ),
+                    ));
+                    Some(index)
+                }
+                Some(wanted) => self.borrowed_pattern(index, wanted, &label, errors),
+            };
+            self.bundles[index].pattern = pattern;
+        }
     }
 
-    /// What renders for a service, in path order: the standard `templates/**` and the service's
-    /// `charts/<chartPath>/**`, partials excluded.
+    fn borrowed_pattern(
+        &self,
+        index: usize,
+        wanted: &str,
+        label: &str,
+        errors: &mut Vec<CatalogError>,
+    ) -> Option<usize> {
+        let is_builtin = wanted == "builtin";
+        let found = self.bundles.iter().enumerate().find(|(i, b)| {
+            *i != index
+                && if is_builtin {
+                    b.origin == Origin::Builtin
+                } else {
+                    b.name.as_deref() == Some(wanted)
+                }
+        });
+        let Some((lender, info)) = found else {
+            let mut names: Vec<&str> = self
+                .bundles
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != index)
+                .filter_map(|(_, b)| match b.origin {
+                    Origin::Builtin => Some("builtin"),
+                    _ => b.name.as_deref(),
+                })
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            let message = if is_builtin {
+                "standardPattern \"builtin\" names the built-in catalog, which is not loaded (builtin: false); load it or name another catalog".to_owned()
+            } else {
+                let hint = crate::suggest::hint(wanted, names.iter().copied());
+                format!(
+                    "standardPattern \"{wanted}\" names no loaded catalog{hint}; expected \"builtin\" or the metadata.name of another loaded catalog ({})",
+                    if names.is_empty() {
+                        "none is loaded".to_owned()
+                    } else {
+                        names.join(", ")
+                    }
+                )
+            };
+            errors.push(CatalogError::new(label, message));
+            return None;
+        };
+        if self.patterns[lender].is_empty() {
+            errors.push(CatalogError::new(
+                label,
+                format!(
+                    "standardPattern \"{wanted}\": {} has no standard pattern (templates/) to lend",
+                    info.origin.label()
+                ),
+            ));
+            return None;
+        }
+        Some(lender)
+    }
+
+    /// Every template, by name, with its text: every standard pattern, then the charts.
+    pub fn templates(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.patterns
+            .iter()
+            .flat_map(|p| p.iter().map(|(n, t)| (n.as_str(), t.as_str())))
+            .chain(
+                self.templates
+                    .iter()
+                    .map(|(n, (t, _))| (n.as_str(), t.as_str())),
+            )
+    }
+
+    /// The templates a pattern's environment holds: that standard pattern and every chart.
+    pub(crate) fn environment_templates(
+        &self,
+        pattern: Option<usize>,
+    ) -> impl Iterator<Item = (&str, &str)> {
+        pattern
+            .and_then(|p| self.patterns.get(p))
+            .into_iter()
+            .flat_map(|p| p.iter().map(|(n, t)| (n.as_str(), t.as_str())))
+            .chain(
+                self.templates
+                    .iter()
+                    .map(|(n, (t, _))| (n.as_str(), t.as_str())),
+            )
+    }
+
+    /// Whose standard pattern renders a service (see [`BundleInfo::pattern`]).
+    pub fn pattern_of(&self, service: &Service) -> Option<usize> {
+        self.bundles.get(service.bundle).and_then(|b| b.pattern)
+    }
+
+    /// What renders for a service, in path order: the standard pattern of its catalog (its
+    /// own or the borrowed one) and the service's `charts/<chartPath>/**`, partials excluded.
     pub fn outputs_for(&self, service: &Service) -> Vec<TemplateRef<'_>> {
         let chart_prefix = format!("charts/{}/", service.definition.chart_path);
         let mut out: Vec<(&str, TemplateRef<'_>)> = Vec::new();
+        if let Some(pattern) = self.pattern_of(service).and_then(|p| self.patterns.get(p)) {
+            for name in pattern.keys().filter(|n| !is_partial(n)) {
+                out.push((name, TemplateRef::Template(name)));
+            }
+        }
         for name in self.templates.keys() {
-            if (name.starts_with("templates/") || name.starts_with(&chart_prefix))
-                && !is_partial(name)
-            {
+            if name.starts_with(&chart_prefix) && !is_partial(name) {
                 out.push((name, TemplateRef::Template(name)));
             }
         }
@@ -392,5 +534,163 @@ impl Catalog {
             .map(|b| format!("{} ({})", b.reference, b.origin.label()))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SVC: &str = "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: NAME\nspec:\n  chartPath: NAME\n  status: enabled\n";
+
+    fn bundle(label: &str, name: Option<&str>, files: &[(&str, &str)]) -> Bundle {
+        let mut files: Vec<(String, Vec<u8>)> = files
+            .iter()
+            .map(|(p, t)| ((*p).to_owned(), t.as_bytes().to_vec()))
+            .collect();
+        if let Some(n) = name {
+            files.push((
+                "Catalog.yaml".into(),
+                format!("apiVersion: kubara.io/v1alpha1\nkind: Catalog\nmetadata:\n  name: {n}\nspec:\n  version: 1.0.0\n").into_bytes(),
+            ));
+        }
+        let borrowed: Vec<(String, &[u8])> = files
+            .iter()
+            .map(|(p, b)| (p.clone(), b.as_slice()))
+            .collect();
+        let b = Bundle::from_files(Origin::Path(label.into()), &borrowed);
+        assert!(b.problems.is_empty(), "{:?}", b.problems);
+        b
+    }
+
+    fn outputs(catalog: &Catalog, id: &str) -> Vec<String> {
+        let service = catalog.service(id).expect("service");
+        catalog
+            .outputs_for(service)
+            .into_iter()
+            .map(|t| match t {
+                TemplateRef::Template(n) | TemplateRef::Static(n, _) => n.to_owned(),
+            })
+            .collect()
+    }
+
+    /// Issue 8 point 4: a catalog's templates/ render for its own services, never for another
+    /// catalog's; equal names in two patterns are no conflict.
+    #[test]
+    fn issue8_p4_standard_pattern_applies_to_its_own_catalog_only() {
+        let a = bundle(
+            "a",
+            Some("a"),
+            &[
+                ("services/x.yaml", &SVC.replace("NAME", "x")),
+                ("templates/app.yaml.j2", "a"),
+            ],
+        );
+        let b = bundle(
+            "b",
+            Some("b"),
+            &[
+                ("services/y.yaml", &SVC.replace("NAME", "y")),
+                ("templates/app.yaml.j2", "b"),
+                ("charts/y/extra.yaml.j2", "e"),
+            ],
+        );
+        let c = bundle("c", None, &[("services/z.yaml", &SVC.replace("NAME", "z"))]);
+        let (catalog, errors) = Catalog::merge(vec![a, b, c], false);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(outputs(&catalog, "x"), ["templates/app.yaml.j2"]);
+        assert_eq!(
+            outputs(&catalog, "y"),
+            ["charts/y/extra.yaml.j2", "templates/app.yaml.j2"]
+        );
+        assert!(outputs(&catalog, "z").is_empty());
+        let patterns: Vec<Option<usize>> = catalog.bundles.iter().map(|b| b.pattern).collect();
+        assert_eq!(patterns, [Some(0), Some(1), None]);
+    }
+
+    #[test]
+    fn issue8_p4_standard_pattern_is_borrowed_only_when_asked() {
+        let a = bundle("a", Some("platform"), &[("templates/app.yaml.j2", "a")]);
+        let mut c = bundle("c", None, &[("services/z.yaml", &SVC.replace("NAME", "z"))]);
+        c.standard_pattern = Some("platform".into());
+        let (catalog, errors) = Catalog::merge(vec![a, c], false);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(outputs(&catalog, "z"), ["templates/app.yaml.j2"]);
+        assert_eq!(catalog.bundles[1].pattern, Some(0));
+    }
+
+    #[test]
+    fn issue8_p4_standard_pattern_errors_say_what_to_do() {
+        let message = |bundles: Vec<Bundle>| {
+            let (_, errors) = Catalog::merge(bundles, false);
+            errors.iter().map(ToString::to_string).collect::<Vec<_>>()
+        };
+        let asking = |pattern: &str| {
+            let mut c = bundle("c", None, &[("services/z.yaml", &SVC.replace("NAME", "z"))]);
+            c.standard_pattern = Some(pattern.into());
+            c
+        };
+        assert_eq!(
+            message(vec![asking("builtin")]),
+            [
+                "catalog c: standardPattern \"builtin\" names the built-in catalog, which is not loaded (builtin: false); load it or name another catalog"
+            ]
+        );
+        assert_eq!(
+            message(vec![
+                bundle("a", Some("platform"), &[("templates/t.yaml.j2", "t")]),
+                asking("platfrom")
+            ]),
+            [
+                "catalog c: standardPattern \"platfrom\" names no loaded catalog (did you mean \"platform\"?); expected \"builtin\" or the metadata.name of another loaded catalog (platform)"
+            ]
+        );
+        assert_eq!(
+            message(vec![
+                bundle(
+                    "a",
+                    Some("bare"),
+                    &[("services/x.yaml", &SVC.replace("NAME", "x"))]
+                ),
+                asking("bare")
+            ]),
+            [
+                "catalog c: standardPattern \"bare\": catalog a has no standard pattern (templates/) to lend"
+            ]
+        );
+        let mut own = bundle("o", None, &[("templates/t.yaml.j2", "t")]);
+        own.standard_pattern = Some("x".into());
+        assert_eq!(
+            message(vec![own]),
+            [
+                "catalog o: standardPattern \"x\" is set, but this catalog has a standard pattern (templates/) of its own; remove one of them"
+            ]
+        );
+    }
+
+    /// catalogOverwrite keeps kubara's overlay: a later catalog's template replaces an earlier
+    /// catalog's template of the same path (the `catalog-overwrite-templates` golden case).
+    #[test]
+    fn overwrite_replaces_pattern_templates_on_equal_paths() {
+        let a = bundle(
+            "a",
+            None,
+            &[
+                ("services/x.yaml", &SVC.replace("NAME", "x")),
+                ("templates/app.yaml.j2", "from a"),
+                ("templates/keep.yaml.j2", "kept"),
+            ],
+        );
+        let b = bundle("b", None, &[("templates/app.yaml.j2", "from b")]);
+        let (catalog, errors) = Catalog::merge(vec![a, b], true);
+        assert!(errors.is_empty(), "{errors:?}");
+        let texts: Vec<(&str, &str)> = catalog.environment_templates(Some(0)).collect();
+        assert_eq!(
+            texts,
+            [
+                ("templates/app.yaml.j2", "from b"),
+                ("templates/keep.yaml.j2", "kept")
+            ]
+        );
     }
 }

@@ -35,6 +35,9 @@ pub struct CatalogError {
     pub message: String,
     /// Warnings do not fail the run.
     pub warning: bool,
+    /// The catalog could not be fetched at all (missing path, network, not cached): an error
+    /// only when some item may need that catalog (KEP-2906 "Dependencies").
+    pub unavailable: bool,
 }
 
 impl CatalogError {
@@ -47,6 +50,7 @@ impl CatalogError {
             path: String::new(),
             message: message.into(),
             warning: false,
+            unavailable: false,
         }
     }
 
@@ -68,6 +72,13 @@ impl CatalogError {
     #[must_use]
     pub fn for_item(mut self, item: Option<usize>) -> Self {
         self.item = item;
+        self
+    }
+
+    /// Mark it as a source that could not be fetched.
+    #[must_use]
+    pub fn unavailable(mut self) -> Self {
+        self.unavailable = true;
         self
     }
 

@@ -278,6 +278,7 @@ fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
         settings.catalogs.push(CatalogEntry {
             source: CatalogSource::Path(c.clone()),
             field: format!("--catalog[{i}]"),
+            standard_pattern: None,
         });
     }
     if args.no_builtin {
@@ -354,6 +355,24 @@ pub fn parse_reference(reference: &str) -> CatalogSource {
     }
 }
 
+/// The `trustedCatalogs` entry `catalog view` suggests: one that trusts the reference as
+/// given and the pinned form it recommends (`repo:tag@sha256:…` for OCI, which an entry with
+/// the tag would not match; the URL without `#sha256=` for HTTPS).
+fn trust_entry(source: &CatalogSource) -> Option<String> {
+    match source {
+        CatalogSource::Url { url, .. } => Some(url.clone()),
+        CatalogSource::Oci(r) => {
+            let name = r.split('@').next().unwrap_or(r);
+            let repository = match name.rfind(':') {
+                Some(i) if !name[i..].contains('/') => &name[..i],
+                _ => name,
+            };
+            Some(format!("oci://{repository}"))
+        }
+        CatalogSource::Path(_) => None,
+    }
+}
+
 /// How `catalog view` shows a kind's runtime and whether its digest is pinned.
 fn describe_runtime(catalog: &Catalog, kind: &catalog::Kind) -> (String, String) {
     match kind {
@@ -397,6 +416,10 @@ fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String,
             ("exec".to_owned(), list.join(", "))
         }
         Runtime::Service { name } => (format!("service {name}"), String::new()),
+        Runtime::Starlark { source } => (
+            format!("starlark {source}"),
+            "NOT SUPPORTED (items of this kind fail)".to_owned(),
+        ),
         Runtime::Choice { container, exec } => {
             let (c, cp) = describe_function_runtime(container);
             let (e, ep) = describe_function_runtime(exec);
@@ -579,9 +602,9 @@ fn catalog_view(reference: &str) -> ExitCode {
         };
         let _ = writeln!(out, "Pin:       {pinned}");
     }
-    let trust = if remote {
+    let trust = if let Some(entry) = trust_entry(&source) {
         format!(
-            "remote: loaded only when spec.trustedCatalogs lists it, e.g. trustedCatalogs: [\"{reference}\"]"
+            "remote: loaded only when spec.trustedCatalogs lists it, e.g. trustedCatalogs: [\"{entry}\"]"
         )
     } else {
         "local source, trusted".to_owned()
@@ -730,5 +753,50 @@ fn version() -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 8 point 4: the entry `catalog view` suggests trusts the reference as viewed and
+    /// the pinned form it recommends (the entry `oci://r/c:v2` alone does not match
+    /// `r/c:v2@sha256:…`).
+    #[test]
+    fn issue8_p4_suggested_trust_entry_trusts_the_recommended_pin() {
+        let digest = format!("sha256:{}", "a".repeat(64));
+        for (viewed, pinned) in [
+            (
+                "oci://registry.example.com/catalogs/platform:v2",
+                format!("oci://registry.example.com/catalogs/platform:v2@{digest}"),
+            ),
+            (
+                "oci://localhost:5000/platform:v2",
+                format!("oci://localhost:5000/platform:v2@{digest}"),
+            ),
+            (
+                "oci://localhost:5000/platform",
+                format!("oci://localhost:5000/platform@{digest}"),
+            ),
+            (
+                "https://example.co/kustomize/catalog.yaml#sha256=abc",
+                "https://example.co/kustomize/catalog.yaml".to_owned(),
+            ),
+        ] {
+            let source = parse_reference(viewed);
+            let entry = trust_entry(&source).expect("remote");
+            let trusted = vec![entry.clone()];
+            let as_loaded = crate::remote::reference_of(&source).expect("remote");
+            assert!(
+                crate::remote::is_trusted(&as_loaded, &trusted),
+                "{entry} must trust {as_loaded}"
+            );
+            assert!(
+                crate::remote::is_trusted(&pinned, &trusted),
+                "{entry} must trust {pinned}"
+            );
+        }
+        assert_eq!(trust_entry(&CatalogSource::Path("x".into())), None);
     }
 }

@@ -173,7 +173,7 @@ impl Remote {
                     .strip_prefix(&format!("{reference}: "))
                     .or_else(|| message.strip_prefix(&format!("oci://{bare}: ")))
                     .map_or_else(|| message.clone(), str::to_owned);
-                Bundle::failed(origin, CatalogError::new(&label, message))
+                Bundle::failed(origin, CatalogError::new(&label, message).unavailable())
             }
         }
     }

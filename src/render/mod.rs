@@ -114,17 +114,21 @@ pub fn check_krm_object(doc: &Value) -> Result<(), String> {
 }
 
 impl Catalog {
-    /// The template environment with every catalog template (built once per catalog).
-    fn environment(&self) -> &Environment<'static> {
-        self.environment.get_or_init(|| {
+    /// The template environment of a standard pattern (or of none): that pattern and every
+    /// chart template, built once per pattern on first use.
+    fn environment(&self, pattern: Option<usize>) -> Option<&Environment<'static>> {
+        let slot = self
+            .environments
+            .get(pattern.unwrap_or(self.environments.len().saturating_sub(1)))?;
+        Some(slot.get_or_init(|| {
             let mut env = new_environment();
-            for (name, text) in self.templates() {
+            for (name, text) in self.environment_templates(pattern) {
                 // Every template compiled at load; a failure here cannot happen, and would
                 // surface as "template not found" at render time anyway.
                 let _ = env.add_template_owned(name.to_owned(), text.to_owned());
             }
             env
-        })
+        }))
     }
 }
 
@@ -143,7 +147,13 @@ pub fn render(
     service: &Service,
     context: &Value,
 ) -> Result<Vec<Generated>, Vec<RenderError>> {
-    let env = catalog.environment();
+    let Some(env) = catalog.environment(catalog.pattern_of(service)) else {
+        return Err(vec![RenderError {
+            template: String::new(),
+            line: None,
+            message: "the catalog has no template environment (it was not merged)".to_owned(),
+        }]);
+    };
     let ctx = minijinja::Value::from(Serde(context));
     let mut out = Vec::new();
     let mut errors = Vec::new();

@@ -53,6 +53,11 @@ pub fn verify(
                         ),
                     }),
                     Runtime::Choice { .. } => {}
+                    Runtime::Starlark { source } => checks.push(Check {
+                        status: "UNSUPPORTED",
+                        kind,
+                        detail: format!("starlark {source}: not supported"),
+                    }),
                     Runtime::Container { image, sha256, .. } => {
                         let has_digest = sha256.is_some() || image.contains("@sha256:");
                         let check = if has_digest {

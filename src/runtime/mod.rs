@@ -130,6 +130,7 @@ pub fn describe(runtime: &Runtime) -> String {
             format!("exec ({})", list.join(", "))
         }
         Runtime::Service { name } => format!("service {name}"),
+        Runtime::Starlark { source } => format!("starlark {source}"),
         Runtime::Choice { container, exec } => {
             format!("{} or {}", describe(container), describe(exec))
         }

@@ -1,5 +1,7 @@
 //! The command line: help, version, fatal input errors, human commands.
 
+use std::fmt::Write as _;
+
 use crate::util::{root, run, stderr, stdout};
 
 #[test]
@@ -353,5 +355,186 @@ fn the_ci_job_example_runs() {
         "ci.sh failed (UPDATE_GOLDEN=1 rewrites rendered/hub.yaml):\n{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Issue 8 point 1: every catalog of the KEP-2906 text (the `kep-2906-*` golden cases carry
+/// them verbatim) loads: `catalog view` and `catalog lint` succeed and show each runtime, an
+/// unpinned one marked as such (refusing it is for resolution time).
+#[test]
+fn issue8_p1_kep_catalogs_view_and_lint_succeed_and_show_their_runtimes() {
+    let base = root().join("testdata/golden");
+    let mut seen = 0;
+    let mut dirs: Vec<_> = fs_err::read_dir(&base)
+        .expect("testdata/golden")
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with("kep-2906-"))
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    for dir in dirs {
+        let text = fs_err::read_to_string(dir.join("catalog.yaml")).expect("catalog.yaml");
+        let doc = krm_catalog::yaml::parse(&text).expect("the KEP catalog is YAML");
+        let out = run(&["catalog", "view", "catalog.yaml"], "", &dir);
+        let view = stdout(&out);
+        assert!(out.status.success(), "{}: {}", dir.display(), stderr(&out));
+        let out = run(&["catalog", "lint", "catalog.yaml"], "", &dir);
+        let lint = stderr(&out);
+        assert!(out.status.success(), "{}: {lint}", dir.display());
+        assert!(lint.contains("ok: catalog.yaml: 0 services"), "{lint}");
+        let functions = doc["spec"]["krmFunctions"]
+            .as_array()
+            .expect("krmFunctions");
+        for f in functions {
+            let runtime = &f["runtime"];
+            let kind = format!(
+                "{}/v1/{}",
+                f["group"].as_str().unwrap_or(""),
+                f["names"]["kind"].as_str().unwrap_or("")
+            );
+            if let Some(image) = runtime["container"]["image"].as_str() {
+                let row = format!("  {kind}  container {image}  NOT PINNED (no sha256)");
+                assert!(view.contains(&row), "view lacks {row:?}:\n{view}");
+                assert!(
+                    lint.contains(&format!("{kind}: image {image} has no sha256")),
+                    "{lint}"
+                );
+            } else if let Some(url) = runtime["starlark"].as_str() {
+                let row =
+                    format!("  {kind}  starlark {url}  NOT SUPPORTED (items of this kind fail)");
+                assert!(view.contains(&row), "view lacks {row:?}:\n{view}");
+                assert!(
+                    lint.contains("is not supported; items of this kind fail"),
+                    "{lint}"
+                );
+            } else {
+                panic!("{}: unexpected runtime {runtime}", dir.display());
+            }
+            seen += 1;
+        }
+    }
+    // Proposal (2), Stories 1, 5, 6, 7: 1 + 1 + 3 + 1 + 2 + 3 functions.
+    assert_eq!(seen, 11);
+}
+
+/// Issue 8 point 1: the KEP's catalogs resolve their kinds; a runtime without a digest is
+/// refused only at resolution, and `allowUnpinned` turns that into a warning.
+#[test]
+fn issue8_p1_kep_catalogs_resolve_and_unpinned_runtimes_are_warnings_with_allow_unpinned() {
+    let base = root().join("testdata/golden");
+    let mut resolved = 0;
+    for section in ["proposal", "story-1", "story-5", "story-6", "story-7"] {
+        let dir = base.join(format!("kep-2906-{section}"));
+        let text = fs_err::read_to_string(dir.join("catalog.yaml")).expect("catalog.yaml");
+        let doc = krm_catalog::yaml::parse(&text).expect("YAML");
+        let functions = doc["spec"]["krmFunctions"]
+            .as_array()
+            .expect("krmFunctions");
+        let mut items = String::new();
+        for f in functions {
+            let kind = f["names"]["kind"].as_str().unwrap_or("");
+            let _ = write!(
+                items,
+                "- apiVersion: {}/v1\n  kind: {kind}\n  metadata:\n    name: {}\n",
+                f["group"].as_str().unwrap_or(""),
+                kind.to_lowercase()
+            );
+        }
+        let list = |allow: bool| {
+            format!(
+                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}functionConfig:\n  apiVersion: krm-catalog.dev/v1alpha1\n  kind: ResolveCatalog\n  metadata: {{name: kep}}\n  spec:\n    builtin: false\n    catalogs: [{{path: catalog.yaml}}]\n    functions: {{mode: pin, allowNetwork: true, allowUnpinned: {allow}}}\n"
+            )
+        };
+        let out = run(&[], &list(true), &dir);
+        let text = stdout(&out);
+        assert!(out.status.success(), "{section}: {}", stderr(&out));
+        let strict = run(&[], &list(false), &dir);
+        assert_eq!(strict.status.code(), Some(1), "{section}");
+        let strict_text = stdout(&strict);
+        for f in functions {
+            let image = f["runtime"]["container"]["image"].as_str().expect("image");
+            assert!(text.contains("config.kubernetes.io/function: |"), "{text}");
+            assert!(
+                text.contains("image: ")
+                    && text.contains(image.rsplit('/').next().unwrap_or(image)),
+                "{text}"
+            );
+            assert!(
+                text.contains(&format!(
+                    "image {image} is not pinned by digest (allowed by functions.allowUnpinned)"
+                )),
+                "{text}"
+            );
+            assert!(
+                strict_text.contains(&format!("image {image} has no digest; add sha256")),
+                "{strict_text}"
+            );
+            resolved += 1;
+        }
+    }
+    assert_eq!(resolved, 10);
+}
+
+/// Issue 8 point 4: one rule for which files belong to a catalog, so the built-in catalog has
+/// one digest whether it is named `builtin` or by its directory (README.md is not content).
+#[test]
+fn issue8_p4_catalog_view_builtin_and_its_directory_give_the_same_digest() {
+    let digest = |reference: &str| {
+        let out = run(&["catalog", "view", reference], "", &root());
+        assert!(out.status.success(), "{reference}: {}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .find_map(|l| l.strip_prefix("Digest:    ").map(str::to_owned))
+            .expect("a Digest line")
+    };
+    let builtin = digest("builtin");
+    assert!(builtin.starts_with("sha256:"), "{builtin}");
+    assert_eq!(builtin, digest("catalogs/builtin"));
+    assert_eq!(builtin, digest("./catalogs/builtin/"));
+}
+
+/// Issue 8 point 4: a catalog baked into the image (`KRM_CATALOG_CATALOGS`) and listed in the
+/// function config again is the same catalog (same content digest): loaded once, no conflict.
+#[test]
+fn issue8_p4_catalog_from_the_environment_and_the_config_is_loaded_once() {
+    let dir = root().join("testdata/golden/team-catalog-beside-builtin");
+    let input = fs_err::read_to_string(dir.join("input.yaml")).expect("input.yaml");
+    let team = dir.join("team");
+    let out = crate::util::run_env(
+        &[],
+        &input,
+        &dir,
+        &[("KRM_CATALOG_CATALOGS", team.to_str().expect("UTF-8 path"))],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expected = fs_err::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
+    assert_eq!(
+        stdout(&out),
+        expected,
+        "{}",
+        crate::util::diff(&expected, &stdout(&out))
+    );
+    // A different catalog with the same service is still a conflict.
+    let other = tempfile::tempdir().expect("tempdir");
+    fs_err::create_dir_all(other.path().join("services")).expect("mkdir");
+    fs_err::write(
+        other.path().join("services/greeter.yaml"),
+        "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: greeter\nspec:\n  chartPath: other\n  status: enabled\n",
+    )
+    .expect("write");
+    let out = crate::util::run_env(
+        &[],
+        &input,
+        &dir,
+        &[(
+            "KRM_CATALOG_CATALOGS",
+            other.path().to_str().expect("UTF-8 path"),
+        )],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("service definition \"greeter\" already exists in catalog "),
+        "{}",
+        stderr(&out)
     );
 }

@@ -43,8 +43,10 @@ fn defaulted_config(catalog: &str, service: &str) -> serde_json::Value {
     let input = format!(
         "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: services.krm-catalog.dev/v1alpha1\n  kind: ServiceSet\n  metadata: {{name: t}}\n  spec:\n    builtin: false\n    catalogs: [{{path: {catalog}}}]\n    services:\n      {service}: {{status: enabled}}\n"
     );
-    // kubara catalogs carry no templates: add a template-only catalog that dumps `config`.
-    // One directory per call: tests run in parallel.
+    // kubara catalogs carry no templates: add a template-only catalog that dumps `config`,
+    // and let the kubara catalog borrow its standard pattern by name (issue 8: a pattern
+    // renders only for its own catalog's services unless lent). One directory per call:
+    // tests run in parallel.
     let dir = tempfile::tempdir().expect("tempdir");
     let template_catalog = dir.path().join("corpus-dump");
     fs_err::create_dir_all(template_catalog.join("templates")).expect("mkdir");
@@ -53,10 +55,15 @@ fn defaulted_config(catalog: &str, service: &str) -> serde_json::Value {
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ service.id }}\ndata:\n  config: {{ config | toJson | quote }}\n",
     )
     .expect("write template");
+    fs_err::write(
+        template_catalog.join("Catalog.yaml"),
+        "apiVersion: kubara.io/v1alpha1\nkind: Catalog\nmetadata:\n  name: corpus-dump\nspec:\n  version: 1.0.0\n",
+    )
+    .expect("write Catalog.yaml");
     let input = input.replace(
         &format!("catalogs: [{{path: {catalog}}}]"),
         &format!(
-            "catalogs: [{{path: {catalog}}}, {{path: {}}}]",
+            "catalogs: [{{path: {catalog}, standardPattern: corpus-dump}}, {{path: {}}}]",
             template_catalog.display()
         ),
     );
