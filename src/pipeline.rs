@@ -582,6 +582,8 @@ struct Expander<'a> {
 /// Item-level settings of a source object.
 struct ItemScope {
     cluster_type: Option<String>,
+    /// Whether the cluster type is the item's own `spec.clusterType` (not the function config's).
+    cluster_type_from_item: bool,
     cluster: Value,
 }
 
@@ -640,6 +642,7 @@ impl Expander<'_> {
             rest.insert(key, value);
         }
         self.push_problems(item, problems, Severity::Error);
+        let cluster_type_from_item = cluster_type.is_some();
         let cluster_type = cluster_type.or_else(|| self.settings.cluster_type.clone());
         let mut cluster = self.settings.cluster.clone();
         for (k, v) in item_cluster {
@@ -653,6 +656,7 @@ impl Expander<'_> {
         (
             ItemScope {
                 cluster_type,
+                cluster_type_from_item,
                 cluster: Value::Object(cluster),
             },
             rest,
@@ -660,10 +664,80 @@ impl Expander<'_> {
     }
 
     fn expand(&mut self, item: &Value, service: Option<usize>, is_config: bool) -> Vec<Value> {
+        if !self.has_name(item) {
+            return Vec::new();
+        }
         match service {
             Some(index) => self.expand_object(item, index, is_config),
             None => self.expand_set(item, is_config),
         }
+    }
+
+    /// A source object must be named: the name identifies the instance (templates read
+    /// `instance.name`), the objects generated from it and the file they are written to.
+    fn has_name(&mut self, item: &Value) -> bool {
+        let kind = resource_list::str_at(item, &["kind"]);
+        let message = match item.get("metadata").and_then(|m| m.get("name")) {
+            Some(Value::String(name)) if !name.trim().is_empty() => return true,
+            None | Some(Value::Null) => format!(
+                "missing metadata.name: a {kind} object needs a name (it names the instance, its generated objects and their file); set metadata.name"
+            ),
+            Some(Value::String(_)) => format!(
+                "metadata.name is empty: a {kind} object needs a name (it names the instance, its generated objects and their file); set metadata.name"
+            ),
+            Some(other) => format!(
+                "metadata.name must be a string, not {}",
+                crate::strict::type_name(other)
+            ),
+        };
+        self.results
+            .push(KrmResult::error(message).about(item).at("metadata.name"));
+        false
+    }
+
+    /// A cluster type must be one that a loaded catalog declares: a typo would otherwise
+    /// silently select the services without `clusterTypes` only.
+    fn known_cluster_type(&mut self, item: &Value, scope: &ItemScope) -> bool {
+        let Some(t) = scope.cluster_type.as_deref() else {
+            return true;
+        };
+        let mut declared: Vec<&str> = self
+            .catalog
+            .services()
+            .iter()
+            .flat_map(|s| s.definition.cluster_types.iter().map(String::as_str))
+            .collect();
+        declared.sort_unstable();
+        declared.dedup();
+        if declared.contains(&t) {
+            return true;
+        }
+        let hint = suggest::hint(t, declared.iter().copied());
+        let known = if declared.is_empty() {
+            "no loaded catalog declares any cluster type (ServiceDefinition spec.clusterTypes); remove clusterType".to_owned()
+        } else {
+            format!(
+                "the loaded catalogs declare: {}",
+                declared
+                    .iter()
+                    .map(|d| format!("\"{d}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let result = if scope.cluster_type_from_item {
+            KrmResult::error(format!("unknown cluster type \"{t}\"{hint}; {known}"))
+                .about(item)
+                .at("spec.clusterType")
+        } else {
+            // The function config set it; the result names the item it was applied to.
+            KrmResult::error(format!(
+                "unknown cluster type \"{t}\" (the function config's clusterType){hint}; {known}"
+            ))
+            .about(item)
+        };
+        self.results.push(result);
+        false
     }
 
     fn expand_object(&mut self, item: &Value, index: usize, is_config: bool) -> Vec<Value> {
@@ -703,17 +777,7 @@ impl Expander<'_> {
             }
         }
         let (scope, rest) = self.item_scope(&spec, &[], is_config, item);
-        if !def.applies_to(scope.cluster_type.as_deref()) {
-            let t = scope.cluster_type.as_deref().unwrap_or_default();
-            self.results.push(
-                KrmResult::error(format!(
-                    "service \"{}\" is not available for cluster type \"{t}\" (its clusterTypes: {})",
-                    def.id,
-                    def.cluster_types.join(", ")
-                ))
-                .about(item)
-                .at("spec.clusterType"),
-            );
+        if !self.known_cluster_type(item, &scope) {
             return Vec::new();
         }
         let prepared = match instance::prepare(service, &Value::Object(rest), "spec") {
@@ -725,6 +789,27 @@ impl Expander<'_> {
         };
         if prepared.status == Status::Disabled {
             return Vec::new();
+        }
+        // clusterTypes only decides what a ServiceSet includes by default (kubara ADR): an
+        // object of the service is an explicit choice, so it renders, and says so.
+        if let Some(t) = scope.cluster_type.as_deref()
+            && !def.applies_to(Some(t))
+        {
+            let field = if scope.cluster_type_from_item {
+                "spec.clusterType"
+            } else {
+                "kind"
+            };
+            self.results.push(
+                KrmResult::warning(format!(
+                    "service \"{}\" renders although its clusterTypes ({}) do not include cluster type \"{t}\": this {} object asks for it explicitly",
+                    def.id,
+                    def.cluster_types.join(", "),
+                    def.gvk.kind
+                ))
+                .about(item)
+                .at(field),
+            );
         }
         let namespace = item
             .get("metadata")
@@ -782,8 +867,24 @@ impl Expander<'_> {
             self.push_problems(item, migration.errors, Severity::Error);
             return Vec::new();
         }
+        if !self.known_cluster_type(item, &scope) {
+            return Vec::new();
+        }
         let cluster_type = scope.cluster_type.as_deref();
+        // clusterTypes is the ADR's default-inclusion filter: a service for other cluster types
+        // is materialised only when the set lists it with `status: enabled`.
+        let listed_enabled = |id: &str| {
+            services
+                .get(id)
+                .and_then(|v| v.get("status"))
+                .and_then(Value::as_str)
+                == Some("enabled")
+        };
+        let included = |s: &Service| {
+            s.definition.applies_to(cluster_type) || listed_enabled(&s.definition.id)
+        };
         let mut failed = false;
+        let mut outside = Vec::new();
         for key in services.keys() {
             match catalog.service(key) {
                 None => {
@@ -795,28 +896,42 @@ impl Expander<'_> {
                     );
                     failed = true;
                 }
-                Some(s) if !s.definition.applies_to(cluster_type) => {
-                    self.results.push(
-                        KrmResult::error(format!(
-                            "service \"{key}\" is not available for cluster type \"{}\" (its clusterTypes: {})",
-                            cluster_type.unwrap_or_default(),
-                            s.definition.cluster_types.join(", ")
-                        ))
-                        .about(item)
-                        .at(join("spec.services", key)),
-                    );
-                    failed = true;
-                }
+                Some(s) if !s.definition.applies_to(cluster_type) => outside.push(s),
                 Some(_) => {}
             }
         }
         let mut prepared = Vec::new();
         let mut statuses = BTreeMap::new();
-        for service in catalog
-            .services()
-            .iter()
-            .filter(|s| s.definition.applies_to(cluster_type))
-        {
+        for s in outside {
+            let id = &s.definition.id;
+            let t = cluster_type.unwrap_or_default();
+            let types = s.definition.cluster_types.join(", ");
+            let explicit = services
+                .get(id)
+                .and_then(|v| v.get("status"))
+                .and_then(Value::as_str);
+            let message = match explicit {
+                Some("enabled") => format!(
+                    "service \"{id}\" renders although its clusterTypes ({types}) do not include cluster type \"{t}\": it is listed with status: enabled"
+                ),
+                // Listed but disabled: nothing would render anyway, nothing to say.
+                Some("disabled") => continue,
+                _ => format!(
+                    "service \"{id}\" is left out: its clusterTypes ({types}) do not include cluster type \"{t}\"; set status: enabled to include it anyway"
+                ),
+            };
+            self.results.push(
+                KrmResult::warning(message)
+                    .about(item)
+                    .at(join("spec.services", id)),
+            );
+        }
+        for service in catalog.services() {
+            if !included(service) {
+                // Templates see the services this set leaves out as disabled.
+                statuses.insert(service.definition.id.clone(), Status::Disabled);
+                continue;
+            }
             let id = &service.definition.id;
             let raw = services
                 .get(id)
