@@ -20,7 +20,7 @@ use crate::remote::Remote;
 use crate::render::{self, Scope};
 use crate::resource_list::{self, ResourceList};
 use crate::results::{KrmResult, Results, Severity};
-use crate::service::definition::{SERVICES_GROUP, Status};
+use crate::service::definition::{self, SERVICES_GROUP, Status};
 use crate::service::{instance, legacy};
 use crate::strict::{Problem, Reader, join};
 use crate::suggest;
@@ -571,6 +571,59 @@ fn catalog_result(
     r
 }
 
+/// A config value the catalog leaves to the user (required, no default) is reported with
+/// where to set it: the full field path of each value still to choose under the missing one,
+/// in the object the user writes (`base` is where the instance sits in it).
+fn where_to_set(
+    item: &Value,
+    service: &Service,
+    base: &str,
+    problems: Vec<Problem>,
+) -> Vec<Problem> {
+    let Some(schema) = &service.definition.config_schema else {
+        return problems;
+    };
+    let kind = resource_list::str_at(item, &["kind"]);
+    let config = join(base, "config");
+    problems
+        .into_iter()
+        .map(|mut p| {
+            if p.message != "Required value" {
+                return p;
+            }
+            let Some(rest) = p.path.strip_prefix(config.as_str()) else {
+                return p;
+            };
+            // Only plain keys: bracketed segments are not property paths of the schema.
+            let keys: Vec<String> = rest
+                .split('.')
+                .filter(|k| !k.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if keys.iter().any(|k| k.contains('[')) {
+                return p;
+            }
+            let Some(sub) = definition::subschema(schema.raw(), &keys) else {
+                return p;
+            };
+            let mut fields: Vec<String> = definition::must_choose(sub)
+                .into_iter()
+                .map(|inner| inner.iter().fold(p.path.clone(), |path, k| join(&path, k)))
+                .collect();
+            if fields.is_empty() {
+                fields.push(p.path.clone());
+            }
+            let fields: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
+            p.message = format!(
+                "Required value: service \"{}\" has no default for it; set {} in this {kind}",
+                service.definition.id,
+                fields.join(" and ")
+            );
+            p
+        })
+        .collect()
+}
+
 struct Expander<'a> {
     catalog: &'a Catalog,
     settings: &'a Settings,
@@ -783,6 +836,7 @@ impl Expander<'_> {
         let prepared = match instance::prepare(service, &Value::Object(rest), "spec") {
             Ok(p) => p,
             Err(problems) => {
+                let problems = where_to_set(item, service, "spec", problems);
                 self.push_problems(item, problems, Severity::Error);
                 return Vec::new();
             }
@@ -880,9 +934,8 @@ impl Expander<'_> {
                 .and_then(Value::as_str)
                 == Some("enabled")
         };
-        let included = |s: &Service| {
-            s.definition.applies_to(cluster_type) || listed_enabled(&s.definition.id)
-        };
+        let included =
+            |s: &Service| s.definition.applies_to(cluster_type) || listed_enabled(&s.definition.id);
         let mut failed = false;
         let mut outside = Vec::new();
         for key in services.keys() {
@@ -943,6 +996,8 @@ impl Expander<'_> {
                     prepared.push((service, p));
                 }
                 Err(problems) => {
+                    let base = join("spec.services", id);
+                    let problems = where_to_set(item, service, &base, problems);
                     self.push_problems(item, problems, Severity::Error);
                     failed = true;
                 }

@@ -6,7 +6,8 @@ use serde_json::{Map, Value, json};
 
 use super::{Catalog, CatalogError, Kind};
 use crate::render::{self, Scope};
-use crate::service::{definition::Status, instance};
+use crate::service::definition::{Status, example_value, must_choose};
+use crate::service::instance;
 
 /// Render every service of a merged catalog as enabled, with default config and the given
 /// cluster values, and report what fails. Load errors are reported by the loader already.
@@ -34,7 +35,19 @@ pub fn lint(catalog: &Catalog, cluster: &Map<String, Value>) -> Vec<CatalogError
             ));
             continue;
         }
-        let prepared = match instance::prepare(service, &json!({"status": "enabled"}), "") {
+        // Values a user must choose (required, no default) are filled from their schema
+        // `example`s, so the templates are still rendered. Without examples there is nothing
+        // to render with: the missing values are the user's to set, not a catalog error.
+        let mut raw = json!({"status": "enabled"});
+        if let Some(schema) = &service.definition.config_schema
+            && !must_choose(schema.raw()).is_empty()
+        {
+            match example_value(schema.raw()) {
+                Some(config) => raw["config"] = config,
+                None => continue,
+            }
+        }
+        let prepared = match instance::prepare(service, &raw, "") {
             Ok(p) => p,
             Err(problems) => {
                 for p in problems {
