@@ -52,6 +52,113 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
     }
 }
 
+/// A service with values a user must choose (required, no default, e.g. cert-manager's ACME
+/// email): its default config is invalid, which lint reports. The built-in catalog gives each
+/// such value an `example`, and the service is rendered here with those, so its templates are
+/// still checked; `problem` says what failed.
+struct Chosen {
+    file: Option<String>,
+    id: String,
+    fields: Vec<String>,
+    problem: Option<String>,
+}
+
+impl Chosen {
+    /// Whether a lint finding is only the missing value (or a render without it). Lint may
+    /// report the missing value as a warning (defaulted config misses a required value); any
+    /// warning on this service's file is taken to be that one, since the render here checks
+    /// the rest.
+    fn covers(&self, e: &catalog::CatalogError) -> bool {
+        let in_file = e.file.is_some() && e.file == self.file;
+        let missing = self
+            .fields
+            .iter()
+            .any(|f| e.path == *f || e.path.starts_with(&format!("{f}.")));
+        (in_file && (missing || e.warning))
+            || e.message
+                .contains(&format!("rendering \"{}\" with its defaults", self.id))
+    }
+}
+
+fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Chosen>) {
+    use service::definition::{Status, example_value, must_choose};
+    let lint = catalog::lint(merged, &serde_json::Map::new());
+    let mut chosen = Vec::new();
+    let statuses = merged
+        .services()
+        .iter()
+        .map(|s| (s.definition.id.clone(), Status::Enabled))
+        .collect();
+    let source = serde_json::json!({"apiVersion": "services.krm-catalog.dev/v1alpha1", "kind": "ServiceSet", "metadata": {"name": "build"}});
+    let cluster = serde_json::json!({});
+    for s in merged.services() {
+        let Some(schema) = &s.definition.config_schema else {
+            continue;
+        };
+        let paths = must_choose(schema.raw());
+        if paths.is_empty() {
+            continue;
+        }
+        let id = s.definition.id.clone();
+        let mut fields: Vec<String> = paths.iter().map(|p| format!("config.{}", p[0])).collect();
+        fields.dedup();
+        let problem = match example_value(schema.raw()) {
+            None => Some(format!(
+                "{id}: give every required value without a default an `example` ({}), so the build can render it",
+                paths
+                    .iter()
+                    .map(|p| p.join("."))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            Some(config) => {
+                let raw = serde_json::json!({"status": "enabled", "config": config});
+                match service::instance::prepare(
+                    s,
+                    &raw,
+                    "",
+                    service::instance::UnknownFields::Strict,
+                ) {
+                    Err(problems) => Some(format!(
+                        "{id}: the config made of its examples is invalid: {}",
+                        problems
+                            .iter()
+                            .map(|p| format!("{}: {}", p.path, p.message))
+                            .collect::<Vec<_>>()
+                            .join("; ")
+                    )),
+                    Ok(prepared) => {
+                        let scope = render::Scope {
+                            source: &source,
+                            instance_namespace: None,
+                            cluster: &cluster,
+                            statuses: &statuses,
+                        };
+                        let context = render::context(merged, s, &prepared, &scope);
+                        render::render(merged, s, &context).err().map(|errors| {
+                            format!(
+                                "{id}: rendering with the examples of its required values: {}",
+                                errors
+                                    .iter()
+                                    .map(ToString::to_string)
+                                    .collect::<Vec<_>>()
+                                    .join("; ")
+                            )
+                        })
+                    }
+                }
+            }
+        };
+        chosen.push(Chosen {
+            file: s.file.clone(),
+            id,
+            fields,
+            problem,
+        });
+    }
+    (lint, chosen)
+}
+
 fn main() {
     println!("cargo:rerun-if-changed={ROOT}");
     for module in [
@@ -93,8 +200,13 @@ fn main() {
     // Warnings count too: the built-in catalog is the example every other catalog copies.
     let mut problems: Vec<String> = errors.into_iter().map(|e| e.to_string()).collect();
     if problems.is_empty() {
-        let lint = catalog::lint(&merged, &serde_json::Map::new());
-        problems.extend(lint.into_iter().map(|e| e.to_string()));
+        let (lint, chosen) = user_chosen(&merged);
+        problems.extend(
+            lint.into_iter()
+                .filter(|e| !chosen.iter().any(|c| c.covers(e)))
+                .map(|e| e.to_string()),
+        );
+        problems.extend(chosen.into_iter().filter_map(|c| c.problem));
     }
     if !problems.is_empty() {
         panic!(

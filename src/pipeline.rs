@@ -20,7 +20,7 @@ use crate::remote::Remote;
 use crate::render::{self, Scope};
 use crate::resource_list::{self, ResourceList};
 use crate::results::{KrmResult, Results, Severity};
-use crate::service::definition::{SERVICES_GROUP, Status};
+use crate::service::definition::{self, SERVICES_GROUP, Status};
 use crate::service::{instance, legacy};
 use crate::strict::{Problem, Reader, join};
 use crate::suggest;
@@ -673,6 +673,59 @@ fn catalog_result(
     r
 }
 
+/// A config value the catalog leaves to the user (required, no default) is reported with
+/// where to set it: the full field path of each value still to choose under the missing one,
+/// in the object the user writes (`base` is where the instance sits in it).
+fn where_to_set(
+    item: &Value,
+    service: &Service,
+    base: &str,
+    problems: Vec<Problem>,
+) -> Vec<Problem> {
+    let Some(schema) = &service.definition.config_schema else {
+        return problems;
+    };
+    let kind = resource_list::str_at(item, &["kind"]);
+    let config = join(base, "config");
+    problems
+        .into_iter()
+        .map(|mut p| {
+            if p.message != "Required value" {
+                return p;
+            }
+            let Some(rest) = p.path.strip_prefix(config.as_str()) else {
+                return p;
+            };
+            // Only plain keys: bracketed segments are not property paths of the schema.
+            let keys: Vec<String> = rest
+                .split('.')
+                .filter(|k| !k.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if keys.iter().any(|k| k.contains('[')) {
+                return p;
+            }
+            let Some(sub) = definition::subschema(schema.raw(), &keys) else {
+                return p;
+            };
+            let mut fields: Vec<String> = definition::must_choose(sub)
+                .into_iter()
+                .map(|inner| inner.iter().fold(p.path.clone(), |path, k| join(&path, k)))
+                .collect();
+            if fields.is_empty() {
+                fields.push(p.path.clone());
+            }
+            let fields: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
+            p.message = format!(
+                "Required value: service \"{}\" has no default for it; set {} in this {kind}",
+                service.definition.id,
+                fields.join(" and ")
+            );
+            p
+        })
+        .collect()
+}
+
 struct Expander<'a> {
     catalog: &'a Catalog,
     settings: &'a Settings,
@@ -704,6 +757,8 @@ fn nothing_rendered(info: &crate::catalog::BundleInfo, ids: &[String]) -> String
 /// Item-level settings of a source object.
 struct ItemScope {
     cluster_type: Option<String>,
+    /// Whether the cluster type is the item's own `spec.clusterType` (not the function config's).
+    cluster_type_from_item: bool,
     cluster: Value,
 }
 
@@ -762,6 +817,7 @@ impl Expander<'_> {
             rest.insert(key, value);
         }
         self.push_problems(item, problems, Severity::Error);
+        let cluster_type_from_item = cluster_type.is_some();
         let cluster_type = cluster_type.or_else(|| self.settings.cluster_type.clone());
         let mut cluster = self.settings.cluster.clone();
         for (k, v) in item_cluster {
@@ -775,6 +831,7 @@ impl Expander<'_> {
         (
             ItemScope {
                 cluster_type,
+                cluster_type_from_item,
                 cluster: Value::Object(cluster),
             },
             rest,
@@ -782,10 +839,80 @@ impl Expander<'_> {
     }
 
     fn expand(&mut self, item: &Value, service: Option<usize>, is_config: bool) -> Vec<Value> {
+        if !self.has_name(item) {
+            return Vec::new();
+        }
         match service {
             Some(index) => self.expand_object(item, index, is_config),
             None => self.expand_set(item, is_config),
         }
+    }
+
+    /// A source object must be named: the name identifies the instance (templates read
+    /// `instance.name`), the objects generated from it and the file they are written to.
+    fn has_name(&mut self, item: &Value) -> bool {
+        let kind = resource_list::str_at(item, &["kind"]);
+        let message = match item.get("metadata").and_then(|m| m.get("name")) {
+            Some(Value::String(name)) if !name.trim().is_empty() => return true,
+            None | Some(Value::Null) => format!(
+                "missing metadata.name: a {kind} object needs a name (it names the instance, its generated objects and their file); set metadata.name"
+            ),
+            Some(Value::String(_)) => format!(
+                "metadata.name is empty: a {kind} object needs a name (it names the instance, its generated objects and their file); set metadata.name"
+            ),
+            Some(other) => format!(
+                "metadata.name must be a string, not {}",
+                crate::strict::type_name(other)
+            ),
+        };
+        self.results
+            .push(KrmResult::error(message).about(item).at("metadata.name"));
+        false
+    }
+
+    /// A cluster type must be one that a loaded catalog declares: a typo would otherwise
+    /// silently select the services without `clusterTypes` only.
+    fn known_cluster_type(&mut self, item: &Value, scope: &ItemScope) -> bool {
+        let Some(t) = scope.cluster_type.as_deref() else {
+            return true;
+        };
+        let mut declared: Vec<&str> = self
+            .catalog
+            .services()
+            .iter()
+            .flat_map(|s| s.definition.cluster_types.iter().map(String::as_str))
+            .collect();
+        declared.sort_unstable();
+        declared.dedup();
+        if declared.contains(&t) {
+            return true;
+        }
+        let hint = suggest::hint(t, declared.iter().copied());
+        let known = if declared.is_empty() {
+            "no loaded catalog declares any cluster type (ServiceDefinition spec.clusterTypes); remove clusterType".to_owned()
+        } else {
+            format!(
+                "the loaded catalogs declare: {}",
+                declared
+                    .iter()
+                    .map(|d| format!("\"{d}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let result = if scope.cluster_type_from_item {
+            KrmResult::error(format!("unknown cluster type \"{t}\"{hint}; {known}"))
+                .about(item)
+                .at("spec.clusterType")
+        } else {
+            // The function config set it; the result names the item it was applied to.
+            KrmResult::error(format!(
+                "unknown cluster type \"{t}\" (the function config's clusterType){hint}; {known}"
+            ))
+            .about(item)
+        };
+        self.results.push(result);
+        false
     }
 
     fn expand_object(&mut self, item: &Value, index: usize, is_config: bool) -> Vec<Value> {
@@ -825,17 +952,7 @@ impl Expander<'_> {
             }
         }
         let (scope, rest) = self.item_scope(&spec, &[], is_config, item);
-        if !def.applies_to(scope.cluster_type.as_deref()) {
-            let t = scope.cluster_type.as_deref().unwrap_or_default();
-            self.results.push(
-                KrmResult::error(format!(
-                    "service \"{}\" is not available for cluster type \"{t}\" (its clusterTypes: {})",
-                    def.id,
-                    def.cluster_types.join(", ")
-                ))
-                .about(item)
-                .at("spec.clusterType"),
-            );
+        if !self.known_cluster_type(item, &scope) {
             return Vec::new();
         }
         let unknown = self.settings.unknown_fields;
@@ -845,12 +962,34 @@ impl Expander<'_> {
                 p
             }
             Err(problems) => {
+                let problems = where_to_set(item, service, "spec", problems);
                 self.push_problems(item, problems, Severity::Error);
                 return Vec::new();
             }
         };
         if prepared.status == Status::Disabled {
             return Vec::new();
+        }
+        // clusterTypes only decides what a ServiceSet includes by default (kubara ADR): an
+        // object of the service is an explicit choice, so it renders, and says so.
+        if let Some(t) = scope.cluster_type.as_deref()
+            && !def.applies_to(Some(t))
+        {
+            let field = if scope.cluster_type_from_item {
+                "spec.clusterType"
+            } else {
+                "kind"
+            };
+            self.results.push(
+                KrmResult::warning(format!(
+                    "service \"{}\" renders although its clusterTypes ({}) do not include cluster type \"{t}\": this {} object asks for it explicitly",
+                    def.id,
+                    def.cluster_types.join(", "),
+                    def.gvk.kind
+                ))
+                .about(item)
+                .at(field),
+            );
         }
         let namespace = item
             .get("metadata")
@@ -908,8 +1047,23 @@ impl Expander<'_> {
             self.push_problems(item, migration.errors, Severity::Error);
             return Vec::new();
         }
+        if !self.known_cluster_type(item, &scope) {
+            return Vec::new();
+        }
         let cluster_type = scope.cluster_type.as_deref();
+        // clusterTypes is the ADR's default-inclusion filter: a service for other cluster types
+        // is materialised only when the set lists it with `status: enabled`.
+        let listed_enabled = |id: &str| {
+            services
+                .get(id)
+                .and_then(|v| v.get("status"))
+                .and_then(Value::as_str)
+                == Some("enabled")
+        };
+        let included =
+            |s: &Service| s.definition.applies_to(cluster_type) || listed_enabled(&s.definition.id);
         let mut failed = false;
+        let mut outside = Vec::new();
         for key in services.keys() {
             match catalog.service(key) {
                 None => {
@@ -921,28 +1075,42 @@ impl Expander<'_> {
                     );
                     failed = true;
                 }
-                Some(s) if !s.definition.applies_to(cluster_type) => {
-                    self.results.push(
-                        KrmResult::error(format!(
-                            "service \"{key}\" is not available for cluster type \"{}\" (its clusterTypes: {})",
-                            cluster_type.unwrap_or_default(),
-                            s.definition.cluster_types.join(", ")
-                        ))
-                        .about(item)
-                        .at(join("spec.services", key)),
-                    );
-                    failed = true;
-                }
+                Some(s) if !s.definition.applies_to(cluster_type) => outside.push(s),
                 Some(_) => {}
             }
         }
         let mut prepared = Vec::new();
         let mut statuses = BTreeMap::new();
-        for service in catalog
-            .services()
-            .iter()
-            .filter(|s| s.definition.applies_to(cluster_type))
-        {
+        for s in outside {
+            let id = &s.definition.id;
+            let t = cluster_type.unwrap_or_default();
+            let types = s.definition.cluster_types.join(", ");
+            let explicit = services
+                .get(id)
+                .and_then(|v| v.get("status"))
+                .and_then(Value::as_str);
+            let message = match explicit {
+                Some("enabled") => format!(
+                    "service \"{id}\" renders although its clusterTypes ({types}) do not include cluster type \"{t}\": it is listed with status: enabled"
+                ),
+                // Listed but disabled: nothing would render anyway, nothing to say.
+                Some("disabled") => continue,
+                _ => format!(
+                    "service \"{id}\" is left out: its clusterTypes ({types}) do not include cluster type \"{t}\"; set status: enabled to include it anyway"
+                ),
+            };
+            self.results.push(
+                KrmResult::warning(message)
+                    .about(item)
+                    .at(join("spec.services", id)),
+            );
+        }
+        for service in catalog.services() {
+            if !included(service) {
+                // Templates see the services this set leaves out as disabled.
+                statuses.insert(service.definition.id.clone(), Status::Disabled);
+                continue;
+            }
             let id = &service.definition.id;
             let raw = services
                 .get(id)
@@ -956,6 +1124,8 @@ impl Expander<'_> {
                     prepared.push((service, p));
                 }
                 Err(problems) => {
+                    let base = join("spec.services", id);
+                    let problems = where_to_set(item, service, &base, problems);
                     self.push_problems(item, problems, Severity::Error);
                     failed = true;
                 }

@@ -6,7 +6,8 @@ use serde_json::{Map, Value, json};
 
 use super::{Catalog, CatalogError, Kind, Service};
 use crate::render::{self, Scope};
-use crate::service::{definition::Status, instance};
+use crate::service::definition::{Status, example_value};
+use crate::service::instance;
 use crate::strict::Problem;
 
 /// Render every service of a merged catalog as enabled, with default config and the given
@@ -35,22 +36,45 @@ pub fn lint(catalog: &Catalog, cluster: &Map<String, Value>) -> Vec<CatalogError
             ));
             continue;
         }
-        let prepared = match instance::prepare(
-            service,
-            &json!({"status": "enabled"}),
-            "",
-            instance::UnknownFields::Strict,
-        ) {
-            Ok(p) => p,
-            Err(problems) => {
-                errors.extend(
-                    default_config_problems(&label, service, &problems)
-                        .into_iter()
-                        .map(located),
-                );
-                continue;
-            }
-        };
+        // The defaults alone first: what they leave unset or get wrong is reported (see
+        // `default_config_problems`). Values a user must choose (required, no default) are
+        // then filled from their schema `example`s, so the templates are still rendered;
+        // without examples there is nothing to render with, and the warning says so.
+        let defaults_only = json!({"status": "enabled"});
+        let prepared =
+            match instance::prepare(service, &defaults_only, "", instance::UnknownFields::Strict) {
+                Ok(p) => p,
+                Err(problems) => {
+                    let found = default_config_problems(&label, service, &problems);
+                    let only_missing = problems.iter().all(|p| p.message == "Required value");
+                    errors.extend(found.into_iter().map(located));
+                    let example = service
+                        .definition
+                        .config_schema
+                        .as_ref()
+                        .and_then(|schema| example_value(schema.raw()));
+                    let (true, Some(config)) = (only_missing, example) else {
+                        continue;
+                    };
+                    let with_examples = json!({"status": "enabled", "config": config});
+                    match instance::prepare(
+                        service,
+                        &with_examples,
+                        "",
+                        instance::UnknownFields::Strict,
+                    ) {
+                        Ok(p) => p,
+                        Err(problems) => {
+                            errors.extend(
+                                default_config_problems(&label, service, &problems)
+                                    .into_iter()
+                                    .map(located),
+                            );
+                            continue;
+                        }
+                    }
+                }
+            };
         let scope = Scope {
             source: &source,
             instance_namespace: None,

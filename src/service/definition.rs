@@ -81,6 +81,71 @@ impl ServiceDefinition {
     }
 }
 
+/// The values under a CRD-style schema that a user must choose: required keys without a
+/// `default`, followed into required objects without a default of their own. Each is a path of
+/// keys relative to `schema`; an empty list when defaults cover everything.
+pub fn must_choose(schema: &Value) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    let required = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect::<Vec<_>>())
+        .unwrap_or_default();
+    for key in required {
+        let sub = schema
+            .get("properties")
+            .and_then(|p| p.get(key))
+            .unwrap_or(&Value::Null);
+        if sub.get("default").is_some() {
+            continue;
+        }
+        let inner = must_choose(sub);
+        if inner.is_empty() {
+            out.push(vec![key.to_owned()]);
+        } else {
+            out.extend(inner.into_iter().map(|mut path| {
+                path.insert(0, key.to_owned());
+                path
+            }));
+        }
+    }
+    out
+}
+
+/// The subschema at a path of property keys.
+pub fn subschema<'a>(schema: &'a Value, path: &[String]) -> Option<&'a Value> {
+    path.iter().try_fold(schema, |s, key| {
+        s.get("properties").and_then(|p| p.get(key))
+    })
+}
+
+/// A value for `schema` made of its `example`s: the example itself, else (for an object) every
+/// value a user must choose, from their examples. None when an example is missing. Used to
+/// render catalogs whose services have values without defaults (`build.rs`, lint).
+pub fn example_value(schema: &Value) -> Option<Value> {
+    if let Some(example) = schema.get("example") {
+        return Some(example.clone());
+    }
+    let mut object = Map::new();
+    let paths = must_choose(schema);
+    if paths.is_empty() {
+        return None;
+    }
+    for path in paths {
+        let value = example_value(subschema(schema, &path)?)?;
+        let (last, parents) = path.split_last()?;
+        let mut at = &mut object;
+        for key in parents {
+            let entry = at
+                .entry(key.clone())
+                .or_insert_with(|| Value::Object(Map::new()));
+            at = entry.as_object_mut()?;
+        }
+        at.insert(last.clone(), value);
+    }
+    Some(Value::Object(object))
+}
+
 /// Whether a document is a kubara `ServiceDefinition` (by apiVersion group and kind).
 pub fn is_service_definition(doc: &Value) -> bool {
     doc.get("kind").and_then(Value::as_str) == Some("ServiceDefinition")
@@ -302,6 +367,44 @@ fn schema_path(path: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn must_choose_follows_required_objects_without_defaults() {
+        let schema = json!({
+            "type": "object",
+            "required": ["clusterIssuer", "replicas"],
+            "properties": {
+                "replicas": {"type": "integer", "default": 1},
+                "clusterIssuer": {
+                    "type": "object",
+                    "required": ["name", "email"],
+                    "properties": {
+                        "name": {"type": "string", "default": "x"},
+                        "email": {"type": "string", "example": "a@example.com"},
+                    },
+                },
+            },
+        });
+        assert_eq!(
+            must_choose(&schema),
+            vec![vec!["clusterIssuer".to_owned(), "email".to_owned()]]
+        );
+        assert_eq!(
+            example_value(&schema),
+            Some(json!({"clusterIssuer": {"email": "a@example.com"}}))
+        );
+        // A value to choose without an example cannot be filled in.
+        let mut no_example = schema.clone();
+        no_example["properties"]["clusterIssuer"]["properties"]["email"]
+            .as_object_mut()
+            .map(|m| m.remove("example"));
+        assert_eq!(example_value(&no_example), None);
+        // Defaults cover everything: nothing to choose.
+        assert!(
+            must_choose(&json!({"properties": {"a": {"default": 1}}, "required": ["a"]}))
+                .is_empty()
+        );
+    }
 
     fn messages(doc: &Value) -> Vec<String> {
         parse(doc)

@@ -251,11 +251,23 @@ pub fn prepare(
         value.insert("status".into(), json!(def.status.as_str()));
     }
     if let Some(config_schema) = &def.config_schema {
+        // kubara drops a config that defaults to `{}`; when an enabled service's schema
+        // requires keys that have no default, keep `{}` so validation names them instead of a
+        // template failing later (or rendering without them).
+        let requires = value.get("status") == Some(&json!("enabled"))
+            && config_schema
+                .raw()
+                .get("required")
+                .and_then(Value::as_array)
+                .is_some_and(|r| !r.is_empty());
         match value.get("config") {
             None | Some(Value::Null) => {
                 match defaulting::default_config(None, config_schema.structural()) {
                     Some(config) => {
                         value.insert("config".into(), config);
+                    }
+                    None if requires => {
+                        value.insert("config".into(), json!({}));
                     }
                     None => {
                         value.shift_remove("config");

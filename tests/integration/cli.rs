@@ -318,7 +318,7 @@ fn the_example_function_configs_render() {
         "{}",
         stdout(&out)
     );
-    let set = "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: ServiceSet\nmetadata:\n  name: edge\nspec:\n  services: {}\n";
+    let set = "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: ServiceSet\nmetadata:\n  name: edge\nspec:\n  services:\n    cert-manager: {config: {clusterIssuer: {email: ops@example.com}}}\n";
     let out = run(
         &[
             "render",
