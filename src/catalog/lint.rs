@@ -240,6 +240,20 @@ mod tests {
     }
 
     #[test]
+    fn issue8_a_pattern_go_rejects_fails_the_load_at_its_schema_path() {
+        let (_, load) = catalog(
+            "enabled",
+            "    type: object\n    properties:\n      level:\n        type: string\n        pattern: '^a{1001}$'\n",
+        );
+        assert_eq!(
+            load.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [
+                "catalog test: services/demo.yaml: spec.configSchema.properties.level.pattern: `pattern` \"^a{1001}$\" is not a valid Go (RE2) regular expression: invalid repeat count: `{1001}`"
+            ]
+        );
+    }
+
+    #[test]
     fn issue8_default_invalid_against_its_own_subschema_is_a_load_error() {
         let (_, load) = catalog(
             "enabled",

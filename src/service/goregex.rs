@@ -11,6 +11,8 @@
 //! equivalent `regex` pattern is written out in which every literal is escaped and every Perl
 //! class is spelled out in ASCII.
 
+use std::fmt::Write as _;
+
 use regex::{Regex, RegexBuilder};
 
 /// Go's repeat-count limit (`regexp/syntax` `parseRepeat`).
@@ -598,7 +600,7 @@ fn push_literal(out: &mut String, c: char) {
     if c.is_alphanumeric() {
         out.push(c);
     } else {
-        out.push_str(&format!("\\x{{{:X}}}", u32::from(c)));
+        let _ = write!(out, "\\x{{{:X}}}", u32::from(c));
     }
 }
 
