@@ -118,6 +118,7 @@ pub fn load_catalogs(
     // Catalogs baked into the image (environment) come right after the built-in one.
     let env_catalogs = config::env_catalogs();
     let mut remote: Option<Remote> = None;
+    let mut pattern_fields: Vec<(String, String)> = Vec::new();
     for entry in env_catalogs.iter().chain(&settings.catalogs) {
         let mut bundle = match &entry.source {
             CatalogSource::Path(p) => {
@@ -136,6 +137,7 @@ pub fn load_catalogs(
         };
         if entry.standard_pattern.is_some() {
             bundle.standard_pattern.clone_from(&entry.standard_pattern);
+            pattern_fields.push((bundle.origin.label(), join(&entry.field, "standardPattern")));
         }
         let failed = bundle.problems.iter().any(|e| !e.warning);
         // Problems of a configured source point at its entry in the function config.
@@ -168,7 +170,14 @@ pub fn load_catalogs(
         bundles.push(Bundle::from_items(inline));
     }
     let (catalog, merge_errors) = Catalog::merge(bundles, settings.catalog_overwrite);
-    errors.extend(merge_errors.into_iter().map(|e| (e, None)));
+    errors.extend(merge_errors.into_iter().map(|e| {
+        // A standardPattern set in the function config is reported at that field.
+        let field = pattern_fields
+            .iter()
+            .find(|(label, _)| e.message.starts_with("standardPattern ") && *label == e.source)
+            .map(|(_, field)| field.clone());
+        (e, field)
+    }));
     (catalog, errors)
 }
 
