@@ -1077,6 +1077,50 @@ fn generated_path(source: &Value, service_id: &str) -> String {
     }
 }
 
+/// Issue 8 point 4: which items may need a catalog that could not be fetched.
+#[cfg(test)]
+mod unneeded_catalogs {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn issue8_p4_an_unfetchable_catalog_is_needed_only_by_items_nothing_else_resolves() {
+        let (catalog, errors) = Catalog::merge(vec![crate::builtin::bundle()], false);
+        assert!(errors.is_empty(), "{errors:?}");
+        let fc = config::parse(None);
+        let need = |items: &[Value]| item_needing_more_catalogs(items, &catalog, &fc, None);
+        let item = |api: &str, kind: &str| json!({"apiVersion": api, "kind": kind, "metadata": {"name": "x"}});
+        let not_needed = [
+            item("v1", "ConfigMap"),
+            item("apps/v1", "Deployment"),
+            item("networking.k8s.io/v1", "Ingress"),
+            item("services.krm-catalog.dev/v1alpha1", "CertManager"),
+            item("krm-catalog.dev/v1alpha1", "ResolveCatalog"),
+            json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "x",
+                "annotations": {"config.kubernetes.io/function": "container: {image: x}"}}}),
+        ];
+        assert_eq!(need(&not_needed), None);
+        assert_eq!(
+            need(&[item("example.com/v1", "Widget")]).as_deref(),
+            Some(
+                "example.com/v1/Widget/x is of group \"example.com\", which no loaded catalog claims"
+            )
+        );
+        assert_eq!(
+            need(&[item("services.krm-catalog.dev/v1alpha1", "Greeter")]).as_deref(),
+            Some(
+                "services.krm-catalog.dev/v1alpha1/Greeter/x is a service kind no loaded catalog defines"
+            )
+        );
+        assert_eq!(
+            need(&[item("services.krm-catalog.dev/v1alpha1", "ServiceSet")]).as_deref(),
+            Some(
+                "services.krm-catalog.dev/v1alpha1/ServiceSet/x materialises the services of every catalog"
+            )
+        );
+    }
+}
+
 /// No input makes the function panic, and its output is always a readable ResourceList.
 #[cfg(test)]
 mod properties {
