@@ -118,6 +118,7 @@ pub fn load_catalogs(
     // Catalogs baked into the image (environment) come right after the built-in one.
     let env_catalogs = config::env_catalogs();
     let mut remote: Option<Remote> = None;
+    let mut pattern_fields: Vec<(String, String)> = Vec::new();
     for entry in env_catalogs.iter().chain(&settings.catalogs) {
         let mut bundle = match &entry.source {
             CatalogSource::Path(p) => {
@@ -136,6 +137,7 @@ pub fn load_catalogs(
         };
         if entry.standard_pattern.is_some() {
             bundle.standard_pattern.clone_from(&entry.standard_pattern);
+            pattern_fields.push((bundle.origin.label(), join(&entry.field, "standardPattern")));
         }
         let failed = bundle.problems.iter().any(|e| !e.warning);
         // Problems of a configured source point at its entry in the function config.
@@ -168,7 +170,14 @@ pub fn load_catalogs(
         bundles.push(Bundle::from_items(inline));
     }
     let (catalog, merge_errors) = Catalog::merge(bundles, settings.catalog_overwrite);
-    errors.extend(merge_errors.into_iter().map(|e| (e, None)));
+    errors.extend(merge_errors.into_iter().map(|e| {
+        // A standardPattern set in the function config is reported at that field.
+        let field = pattern_fields
+            .iter()
+            .find(|(label, _)| e.message.starts_with("standardPattern ") && *label == e.source)
+            .map(|(_, field)| field.clone());
+        (e, field)
+    }));
     (catalog, errors)
 }
 
@@ -1241,6 +1250,50 @@ fn generated_path(source: &Value, service_id: &str) -> String {
             None => file,
         },
         None => file,
+    }
+}
+
+/// Issue 8 point 4: which items may need a catalog that could not be fetched.
+#[cfg(test)]
+mod unneeded_catalogs {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn issue8_p4_an_unfetchable_catalog_is_needed_only_by_items_nothing_else_resolves() {
+        let (catalog, errors) = Catalog::merge(vec![crate::builtin::bundle()], false);
+        assert!(errors.is_empty(), "{errors:?}");
+        let fc = config::parse(None);
+        let need = |items: &[Value]| item_needing_more_catalogs(items, &catalog, &fc, None);
+        let item = |api: &str, kind: &str| json!({"apiVersion": api, "kind": kind, "metadata": {"name": "x"}});
+        let not_needed = [
+            item("v1", "ConfigMap"),
+            item("apps/v1", "Deployment"),
+            item("networking.k8s.io/v1", "Ingress"),
+            item("services.krm-catalog.dev/v1alpha1", "CertManager"),
+            item("krm-catalog.dev/v1alpha1", "ResolveCatalog"),
+            json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "x",
+                "annotations": {"config.kubernetes.io/function": "container: {image: x}"}}}),
+        ];
+        assert_eq!(need(&not_needed), None);
+        assert_eq!(
+            need(&[item("example.com/v1", "Widget")]).as_deref(),
+            Some(
+                "example.com/v1/Widget/x is of group \"example.com\", which no loaded catalog claims"
+            )
+        );
+        assert_eq!(
+            need(&[item("services.krm-catalog.dev/v1alpha1", "Greeter")]).as_deref(),
+            Some(
+                "services.krm-catalog.dev/v1alpha1/Greeter/x is a service kind no loaded catalog defines"
+            )
+        );
+        assert_eq!(
+            need(&[item("services.krm-catalog.dev/v1alpha1", "ServiceSet")]).as_deref(),
+            Some(
+                "services.krm-catalog.dev/v1alpha1/ServiceSet/x materialises the services of every catalog"
+            )
+        );
     }
 }
 

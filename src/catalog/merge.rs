@@ -91,11 +91,15 @@ pub struct Catalog {
     /// Each bundle's standard pattern (`templates/**`), by bundle index: it renders for the
     /// services of that bundle and of bundles that borrow it, never for anyone else's.
     patterns: Vec<BTreeMap<String, String>>,
-    /// Chart templates (`charts/<chartPath>/**`), shared by name: a service's chart is found
-    /// by its chartPath, and a borrowed pattern includes the borrower's chart partials.
+    /// Chart templates (`charts/<chartPath>/**`) by name: equal names in two catalogs are a
+    /// conflict unless catalogOverwrite lets the later one replace the file.
     templates: BTreeMap<String, (String, usize)>,
     statics: BTreeMap<String, (StaticFile, usize)>,
-    /// One template environment per pattern (index = bundle; the last one: no pattern).
+    /// The bundles whose tree holds each chart file (the first and those that replaced it):
+    /// a service sees only its own catalog's chart files, so a borrowed pattern includes the
+    /// borrower's `_values.yaml.j2`, never a same-named chart's of the lender.
+    holders: BTreeMap<String, BTreeSet<usize>>,
+    /// One template environment per bundle: its standard pattern and its chart files.
     pub(crate) environments: Vec<OnceLock<minijinja::Environment<'static>>>,
 }
 
@@ -187,6 +191,11 @@ impl Catalog {
                         );
                     continue;
                 }
+                catalog
+                    .holders
+                    .entry(name.clone())
+                    .or_default()
+                    .insert(index);
                 catalog.templates.insert(name, (text, index));
             }
             catalog.patterns.push(pattern);
@@ -201,6 +210,11 @@ impl Catalog {
                         );
                     continue;
                 }
+                catalog
+                    .holders
+                    .entry(name.clone())
+                    .or_default()
+                    .insert(index);
                 catalog.statics.insert(name, (file, index));
             }
             catalog.bundles.push(BundleInfo {
@@ -215,7 +229,7 @@ impl Catalog {
             });
         }
         catalog.resolve_patterns(&requests, &mut errors);
-        catalog.environments = (0..=catalog.bundles.len())
+        catalog.environments = (0..catalog.bundles.len())
             .map(|_| OnceLock::new())
             .collect();
         catalog
@@ -482,20 +496,29 @@ impl Catalog {
             )
     }
 
-    /// The templates a pattern's environment holds: that standard pattern and every chart.
+    /// The templates a bundle's services render with: its standard pattern (own or borrowed)
+    /// and the chart templates of its own tree.
     pub(crate) fn environment_templates(
         &self,
-        pattern: Option<usize>,
+        bundle: usize,
     ) -> impl Iterator<Item = (&str, &str)> {
-        pattern
+        self.bundles
+            .get(bundle)
+            .and_then(|b| b.pattern)
             .and_then(|p| self.patterns.get(p))
             .into_iter()
             .flat_map(|p| p.iter().map(|(n, t)| (n.as_str(), t.as_str())))
             .chain(
                 self.templates
                     .iter()
+                    .filter(move |(n, _)| self.holds(bundle, n))
                     .map(|(n, (t, _))| (n.as_str(), t.as_str())),
             )
+    }
+
+    /// Whether a chart file is in a bundle's tree (its own, or replacing its own).
+    fn holds(&self, bundle: usize, name: &str) -> bool {
+        self.holders.get(name).is_some_and(|h| h.contains(&bundle))
     }
 
     /// Whose standard pattern renders a service (see [`BundleInfo::pattern`]).
@@ -514,12 +537,15 @@ impl Catalog {
             }
         }
         for name in self.templates.keys() {
-            if name.starts_with(&chart_prefix) && !is_partial(name) {
+            if name.starts_with(&chart_prefix)
+                && !is_partial(name)
+                && self.holds(service.bundle, name)
+            {
                 out.push((name, TemplateRef::Template(name)));
             }
         }
         for (name, (file, _)) in &self.statics {
-            if name.starts_with(&chart_prefix) {
+            if name.starts_with(&chart_prefix) && self.holds(service.bundle, name) {
                 out.push((name, TemplateRef::Static(name, file)));
             }
         }
@@ -619,6 +645,48 @@ mod tests {
         assert_eq!(catalog.bundles[1].pattern, Some(0));
     }
 
+    /// A borrowed pattern renders with the borrower's chart files only: the lender's chart of
+    /// the same chartPath belongs to the lender's own service.
+    #[test]
+    fn issue8_p4_chart_files_belong_to_their_own_catalog() {
+        let lender = bundle(
+            "a",
+            Some("platform"),
+            &[
+                ("services/x.yaml", &SVC.replace("NAME", "x")),
+                (
+                    "templates/app.yaml.j2",
+                    "{% include 'charts/' ~ service.chartPath ~ '/_values.yaml.j2' ignore missing %}",
+                ),
+                ("charts/shared/_values.yaml.j2", "lender"),
+                (
+                    "charts/shared/extra.yaml",
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: lender\n",
+                ),
+            ],
+        );
+        let mut borrower = bundle(
+            "c",
+            None,
+            &[(
+                "services/z.yaml",
+                &SVC.replace("NAME", "z")
+                    .replace("chartPath: z", "chartPath: shared"),
+            )],
+        );
+        borrower.standard_pattern = Some("platform".into());
+        let (catalog, errors) = Catalog::merge(vec![lender, borrower], false);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(outputs(&catalog, "z"), ["templates/app.yaml.j2"]);
+        let names: Vec<&str> = catalog.environment_templates(1).map(|(n, _)| n).collect();
+        assert_eq!(names, ["templates/app.yaml.j2"]);
+        let names: Vec<&str> = catalog.environment_templates(0).map(|(n, _)| n).collect();
+        assert_eq!(
+            names,
+            ["templates/app.yaml.j2", "charts/shared/_values.yaml.j2"]
+        );
+    }
+
     #[test]
     fn issue8_p4_standard_pattern_errors_say_what_to_do() {
         let message = |bundles: Vec<Bundle>| {
@@ -684,7 +752,7 @@ mod tests {
         let b = bundle("b", None, &[("templates/app.yaml.j2", "from b")]);
         let (catalog, errors) = Catalog::merge(vec![a, b], true);
         assert!(errors.is_empty(), "{errors:?}");
-        let texts: Vec<(&str, &str)> = catalog.environment_templates(Some(0)).collect();
+        let texts: Vec<(&str, &str)> = catalog.environment_templates(0).collect();
         assert_eq!(
             texts,
             [

@@ -116,6 +116,10 @@ enum CatalogCommand {
         /// Lint together with the built-in catalog (as a run with `builtin: true` would load it)
         #[arg(long)]
         with_builtin: bool,
+        /// Render the services with the standard pattern of this catalog (`builtin`, or a
+        /// catalog's name), as `standardPattern` on a `spec.catalogs` entry does
+        #[arg(long, value_name = "CATALOG")]
+        standard_pattern: Option<String>,
         /// Cluster values for the test render, `key=value` (repeatable)
         #[arg(long = "cluster", value_name = "KEY=VALUE")]
         cluster: Vec<String>,
@@ -196,8 +200,9 @@ pub fn exec(cli: Cli) -> ExitCode {
         Some(Command::Catalog(CatalogCommand::Lint {
             paths,
             with_builtin,
+            standard_pattern,
             cluster,
-        })) => catalog_lint(&paths, with_builtin, &cluster),
+        })) => catalog_lint(&paths, with_builtin, standard_pattern.as_deref(), &cluster),
         Some(Command::Version) => version(),
     }
 }
@@ -689,7 +694,12 @@ fn catalog_view(reference: &str) -> ExitCode {
     }
 }
 
-fn catalog_lint(paths: &[PathBuf], with_builtin: bool, cluster: &[String]) -> ExitCode {
+fn catalog_lint(
+    paths: &[PathBuf],
+    with_builtin: bool,
+    standard_pattern: Option<&str>,
+    cluster: &[String],
+) -> ExitCode {
     let mut cluster_values = serde_json::Map::new();
     for kv in cluster {
         if let Some((k, v)) = kv.split_once('=') {
@@ -704,11 +714,18 @@ fn catalog_lint(paths: &[PathBuf], with_builtin: bool, cluster: &[String]) -> Ex
     for path in paths {
         let label = path.display().to_string();
         let mut bundles = Vec::new();
-        if with_builtin {
+        if with_builtin || standard_pattern == Some("builtin") {
             bundles.push(crate::builtin::bundle());
         }
-        bundles.push(Bundle::from_path(&label, path));
-        let (catalog, mut problems) = Catalog::merge(bundles, false);
+        let mut bundle = Bundle::from_path(&label, path);
+        if let Some(p) = standard_pattern {
+            bundle.standard_pattern = Some(p.to_owned());
+        }
+        bundles.push(bundle);
+        // A catalog loaded only to lend its pattern is not what is linted: the linted
+        // catalog's services replace its equal ones (as catalogOverwrite does in a run).
+        let lend_only = standard_pattern.is_some() && !with_builtin;
+        let (catalog, mut problems) = Catalog::merge(bundles, lend_only);
         // Rendering a catalog that did not load cleanly would only repeat its errors.
         if !problems.iter().any(|e| !e.warning) {
             problems.extend(catalog::lint(&catalog, &cluster_values));

@@ -114,15 +114,13 @@ pub fn check_krm_object(doc: &Value) -> Result<(), String> {
 }
 
 impl Catalog {
-    /// The template environment of a standard pattern (or of none): that pattern and every
-    /// chart template, built once per pattern on first use.
-    fn environment(&self, pattern: Option<usize>) -> Option<&Environment<'static>> {
-        let slot = self
-            .environments
-            .get(pattern.unwrap_or(self.environments.len().saturating_sub(1)))?;
+    /// The template environment of a bundle's services: its standard pattern and its chart
+    /// templates, built once per bundle on first use.
+    fn environment(&self, bundle: usize) -> Option<&Environment<'static>> {
+        let slot = self.environments.get(bundle)?;
         Some(slot.get_or_init(|| {
             let mut env = new_environment();
-            for (name, text) in self.environment_templates(pattern) {
+            for (name, text) in self.environment_templates(bundle) {
                 // Every template compiled at load; a failure here cannot happen, and would
                 // surface as "template not found" at render time anyway.
                 let _ = env.add_template_owned(name.to_owned(), text.to_owned());
@@ -147,7 +145,7 @@ pub fn render(
     service: &Service,
     context: &Value,
 ) -> Result<Vec<Generated>, Vec<RenderError>> {
-    let Some(env) = catalog.environment(catalog.pattern_of(service)) else {
+    let Some(env) = catalog.environment(service.bundle) else {
         return Err(vec![RenderError {
             template: String::new(),
             line: None,

@@ -98,3 +98,38 @@ fn velero_nested_defaults_as_the_adr_says() {
         serde_json::json!({"backupMode": "fs-backup", "backupStorage": {"create": true, "region": "eu01"}})
     );
 }
+
+/// Issue 8 point 4: kubara catalogs bring no templates; linted with the built-in standard
+/// pattern (as `standardPattern: builtin` renders them) every service renders an Argo CD
+/// Application, which needs `cluster.repoURL` for a git chart directory.
+#[test]
+fn issue8_p4_kubara_catalogs_lint_with_the_builtin_standard_pattern() {
+    for dir in [GENERAL, BOOTSTRAP] {
+        let out = run(
+            &[
+                "catalog",
+                "lint",
+                dir,
+                "--standard-pattern",
+                "builtin",
+                "--cluster",
+                "repoURL=https://git.example.com/platform.git",
+            ],
+            "",
+            &root(),
+        );
+        assert!(out.status.success(), "{dir}: {}", stderr(&out));
+        assert!(stderr(&out).starts_with("ok: "), "{dir}: {}", stderr(&out));
+        let out = run(
+            &["catalog", "lint", dir, "--standard-pattern", "builtin"],
+            "",
+            &root(),
+        );
+        assert_eq!(out.status.code(), Some(1), "{dir}");
+        assert!(
+            stderr(&out).contains("cluster.repoURL is required for services without a krm-catalog.dev/helm-repo annotation"),
+            "{dir}: {}",
+            stderr(&out)
+        );
+    }
+}
