@@ -5,6 +5,7 @@ mod cli;
 mod container;
 mod corpus;
 mod golden;
+mod hardening_local;
 mod orchestrators;
 mod remote;
 mod runtimes;

@@ -1,0 +1,136 @@
+//! Issue 9, the local part: processes, the file system and local input. Exec functions that
+//! outlive their deadline or flood their output (F9), `catalog lock` writing through planted
+//! links or out of its root (F3), package contents choosing binaries to run (F4), symlink
+//! loops (F10), and the small ones (option-like image references, generated paths).
+
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use krm_catalog::verify::sha256_hex;
+
+use crate::runtimes::{Package, RUN_EXEC, exec_catalog, input};
+use crate::util::{bin, stderr, stdout};
+
+// --- F9: the function timeout holds -----------------------------------------------------------
+
+/// Run an exec function `binary` (resolved through `catalog.yaml`) over `input` with a 2 s
+/// timeout; returns the output, how long the run took, and the package.
+fn run_exec(binary: &[u8], input: &str, extra: &[(&str, &str)]) -> (Output, Duration, Package) {
+    let pkg = Package::new(None);
+    pkg.write("fn", binary);
+    pkg.write(
+        "catalog.yaml",
+        exec_catalog("file://fn", "fn", Some(&sha256_hex(binary))).as_bytes(),
+    );
+    let mut env = vec![("KRM_CATALOG_FUNCTION_TIMEOUT", "2")];
+    env.extend_from_slice(extra);
+    let started = Instant::now();
+    let out = pkg.run(&[], input, &env);
+    (out, started.elapsed(), pkg)
+}
+
+/// Whether a process is gone (or a zombie nobody has reaped yet).
+fn process_gone(pid: &str) -> bool {
+    match fs_err::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn issue9_f9_background_process_holding_stdout_does_not_hold_the_run() {
+    // The function answers at once, but leaves a `sleep` behind that inherited its stdout:
+    // before the fix the run waited for the sleep (60 s) to close the pipe.
+    let script = b"#!/bin/sh\n/bin/sleep 60 &\necho $! > sleeper.pid\n\
+exec /bin/sed 's/greeting: hello$/greeting: hello-from-exec/'\n";
+    let (out, took, pkg) = run_exec(script, &input("Echo", RUN_EXEC), &[]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("greeting: hello-from-exec"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(took < Duration::from_secs(15), "the run took {took:?}");
+    // What the function left running was killed with its process group.
+    let pid = fs_err::read_to_string(pkg.path().join("sleeper.pid")).expect("sleeper.pid");
+    let pid = pid.trim();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !process_gone(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(process_gone(pid), "the background sleep {pid} still runs");
+}
+
+#[test]
+fn issue9_f9_function_that_never_reads_a_large_input_times_out() {
+    // 1 MiB of input to a function whose child never reads stdin: before the fix the writer
+    // blocked on the full pipe and the run waited for the child (60 s), far past the deadline.
+    let script = b"#!/bin/sh\n/bin/sleep 60\n";
+    let big = "x".repeat(1 << 20);
+    let input = input("Echo", RUN_EXEC).replace(
+        "    greeting: hello\n",
+        &format!("    greeting: hello\n    big: {big}\n"),
+    );
+    let (out, took, _pkg) = run_exec(script, &input, &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("timed out after 2s (KRM_CATALOG_FUNCTION_TIMEOUT)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(took < Duration::from_secs(15), "the run took {took:?}");
+    // Nothing lost: the items come back as they were.
+    assert!(stdout(&out).contains(&big[..1000]), "the big item is gone");
+}
+
+#[test]
+fn issue9_f9_endless_writer_fails_with_bounded_memory() {
+    // `yes` writes forever. Before the fix stdout was read without a bound: under this
+    // address-space limit the run aborted on a failed allocation instead of saying why.
+    let pkg = Package::new(None);
+    let script: &[u8] = b"#!/bin/sh\nexec /usr/bin/yes\n";
+    pkg.write("fn", script);
+    pkg.write(
+        "catalog.yaml",
+        exec_catalog("file://fn", "fn", Some(&sha256_hex(script))).as_bytes(),
+    );
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg("ulimit -v 2000000 && exec \"$@\"")
+        .arg("sh")
+        .arg(bin())
+        .current_dir(pkg.path())
+        .env_remove("RUST_LOG")
+        .envs(pkg.env())
+        .env("KRM_CATALOG_FUNCTION_TIMEOUT", "5")
+        .env("KRM_CATALOG_MAX_INPUT_BYTES", "8388608")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("spawn");
+    let mut pipe = child.stdin.take().expect("stdin");
+    std::io::Write::write_all(&mut pipe, input("Echo", RUN_EXEC).as_bytes()).expect("write");
+    drop(pipe);
+    let out = child.wait_with_output().expect("wait");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "wrote more than 8388608 bytes to stdout; raise KRM_CATALOG_MAX_INPUT_BYTES if that much output is expected"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(
+        stdout(&out).contains("greeting: hello\n"),
+        "{}",
+        stdout(&out)
+    );
+}
