@@ -3,12 +3,13 @@
 //! links or out of its root (F3), package contents choosing binaries to run (F4), symlink
 //! loops (F10), and the small ones (option-like image references, generated paths).
 
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use krm_catalog::verify::sha256_hex;
 
-use crate::runtimes::{Package, RUN_EXEC, exec_catalog, input};
+use crate::runtimes::{ECHO, Package, RUN_EXEC, exec_catalog, input};
 use crate::util::{bin, stderr, stdout};
 
 // --- F9: the function timeout holds -----------------------------------------------------------
@@ -133,4 +134,156 @@ fn issue9_f9_endless_writer_fails_with_bounded_memory() {
         "{}",
         stdout(&out)
     );
+}
+
+// --- F3 and F10: `catalog lock` writes only its own files ------------------------------------
+
+/// Run the binary in `cwd`; a run still going after 20 s is killed and fails the test (a walk
+/// that loops must not hang the suite).
+fn run_bounded(args: &[&str], cwd: &Path) -> Output {
+    let mut child = Command::new(bin())
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("RUST_LOG")
+        .env("KRM_CATALOG_CACHE", cwd.join(".cache"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let started = Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("krm-catalog {args:?} did not finish in 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// A package with `catalog/functions.yaml` (one unpinned exec runtime, `file://fn`, whose
+/// binary sits beside it) and a directory outside the package; returns (package, outside).
+fn lockable() -> (tempfile::TempDir, tempfile::TempDir) {
+    let pkg = tempfile::tempdir().expect("tempdir");
+    let outside = tempfile::tempdir().expect("tempdir");
+    let catalog = pkg.path().join("catalog");
+    fs_err::create_dir_all(&catalog).expect("mkdir");
+    fs_err::write(catalog.join("fn"), ECHO).expect("fn");
+    fs_err::write(
+        catalog.join("functions.yaml"),
+        exec_catalog("file://fn", "fn", None),
+    )
+    .expect("catalog");
+    (pkg, outside)
+}
+
+fn symlink(target: &Path, link: &Path) {
+    std::os::unix::fs::symlink(target, link).expect("symlink");
+}
+
+#[test]
+fn issue9_f3_a_planted_lock_tmp_link_is_not_written_through() {
+    let (pkg, outside) = lockable();
+    let catalog = pkg.path().join("catalog");
+    let victim = outside.path().join("bashrc");
+    fs_err::write(&victim, "precious\n").expect("victim");
+    // Before the fix the lock wrote its temporary file to this fixed name, through the link.
+    symlink(&victim, &catalog.join("functions.lock-tmp"));
+    let out = run_bounded(&["catalog", "lock", "."], &catalog);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        fs_err::read_to_string(&victim).expect("victim"),
+        "precious\n",
+        "the lock wrote through the planted link"
+    );
+    let locked = fs_err::read_to_string(catalog.join("functions.yaml")).expect("catalog");
+    assert!(
+        locked.contains(&format!("sha256: {}", sha256_hex(ECHO))),
+        "{locked}"
+    );
+    // The planted link is left alone, and no temporary file is left behind.
+    assert!(
+        fs_err::symlink_metadata(catalog.join("functions.lock-tmp"))
+            .expect("link")
+            .file_type()
+            .is_symlink()
+    );
+    let names: Vec<String> = fs_err::read_dir(&catalog)
+        .expect("ls")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.starts_with(".functions.yaml.")),
+        "{names:?}"
+    );
+}
+
+#[test]
+fn issue9_f3_links_out_of_the_catalog_are_not_followed() {
+    let (pkg, outside) = lockable();
+    let catalog = pkg.path().join("catalog");
+    // A linked directory and a linked file, both leading out of the catalog to catalogs
+    // that would need a lock.
+    let ext = outside.path().join("ext");
+    fs_err::create_dir_all(&ext).expect("mkdir");
+    let unlocked = exec_catalog("file://fn", "fn", None);
+    fs_err::write(ext.join("other.yaml"), &unlocked).expect("other");
+    fs_err::write(outside.path().join("single.yaml"), &unlocked).expect("single");
+    symlink(&ext, &catalog.join("ext"));
+    symlink(
+        &outside.path().join("single.yaml"),
+        &catalog.join("single.yaml"),
+    );
+    let out = run_bounded(&["catalog", "lock", "."], &catalog);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        fs_err::read_to_string(ext.join("other.yaml")).expect("other"),
+        unlocked,
+        "the lock edited a file outside the catalog"
+    );
+    assert_eq!(
+        fs_err::read_to_string(outside.path().join("single.yaml")).expect("single"),
+        unlocked
+    );
+    assert!(
+        fs_err::symlink_metadata(catalog.join("single.yaml"))
+            .expect("link")
+            .file_type()
+            .is_symlink(),
+        "the link was replaced"
+    );
+    assert!(
+        stderr(&out).contains("a symbolic link; `catalog lock` does not follow links"),
+        "{}",
+        stderr(&out)
+    );
+    // Named directly, a linked file is refused with a message naming its target.
+    let out = run_bounded(&["catalog", "lock", "single.yaml"], &catalog);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "single.yaml: is a symbolic link to \"{}\"; `catalog lock` does not write through links: lock the file it points to",
+            outside.path().join("single.yaml").display()
+        )),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        fs_err::read_to_string(outside.path().join("single.yaml")).expect("single"),
+        unlocked
+    );
+}
+
+#[test]
+fn issue9_f10_catalog_lock_finishes_on_symlink_loops() {
+    let (pkg, _outside) = lockable();
+    let catalog = pkg.path().join("catalog");
+    // Two links back to the directory itself: following them is 2^40 paths.
+    symlink(Path::new("."), &catalog.join("a"));
+    symlink(Path::new("../catalog"), &catalog.join("b"));
+    let out = run_bounded(&["catalog", "lock", "."], &catalog);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
 }
