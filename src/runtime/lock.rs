@@ -27,12 +27,14 @@ impl std::fmt::Display for Check {
 }
 
 /// Check every runtime of KEP entries (the bundle's `functions`).
-/// `services` are the ServiceDefinition names of the same catalog (for `service` runtimes).
+/// `services` are the ServiceDefinition names of the same catalog (for `service` runtimes);
+/// `root` is the catalog's root for `file://` URIs, `None` for a remote catalog (see
+/// [`super::exec::fetch`]).
 pub fn verify(
     functions: &[kep::Function],
     services: &[String],
     remote: &Remote,
-    cwd: &Path,
+    root: Option<&Path>,
 ) -> Vec<Check> {
     let mut checks = Vec::new();
     for function in functions {
@@ -104,7 +106,7 @@ pub fn verify(
                                 continue;
                             };
                             let declared = declared.trim_start_matches("sha256:").to_owned();
-                            let check = match super::exec::fetch(&p.uri, remote, cwd) {
+                            let check = match super::exec::fetch(&p.uri, remote, root) {
                                 Ok(bytes) if sha256_hex(&bytes) == declared => Check {
                                     status: "ok",
                                     kind,
@@ -177,6 +179,18 @@ fn kep_files(root: &Path) -> Result<Vec<PathBuf>, String> {
     }
     files.sort();
     Ok(files)
+}
+
+/// The root `file://` URIs of a local catalog resolve in: the catalog directory, or the
+/// directory of a single-file catalog.
+pub fn catalog_root(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        return path.to_path_buf();
+    }
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
 }
 
 /// Device and inode of a directory.
@@ -267,6 +281,7 @@ fn create_exclusive(dir: &Path, name: &str) -> Result<(PathBuf, fs_err::File), S
 /// digest written; files are rewritten only when something changed.
 pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
     let mut written = Vec::new();
+    let catalog_root = catalog_root(root);
     for file in kep_files(root)? {
         let original = fs_err::read_to_string(&file).map_err(|e| e.to_string())?;
         let docs =
@@ -294,9 +309,8 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
                         }
                         Runtime::Exec { platforms } => {
                             for p in platforms.iter().filter(|p| p.sha256.is_none()) {
-                                // Relative file:// URIs resolve against the working directory, as in function mode.
-                                let cwd = std::env::current_dir().unwrap_or_default();
-                                let bytes = super::exec::fetch(&p.uri, remote, &cwd)?;
+                                let bytes =
+                                    super::exec::fetch(&p.uri, remote, Some(&catalog_root))?;
                                 let hex = sha256_hex(&bytes);
                                 text = insert_sibling(&text, "uri", &p.uri, "sha256", &hex)
                                     .ok_or_else(|| format!("{}: cannot find `uri: {}` in block style to add its sha256", file.display(), p.uri))?;

@@ -287,3 +287,159 @@ fn issue9_f10_catalog_lock_finishes_on_symlink_loops() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
 }
+
+// --- F4: package files cannot choose a local binary ---------------------------------------------
+
+/// `input("Echo", functions)` with the catalog as an item of the input instead of a path.
+fn inline_input(catalog: &str, functions: &str) -> String {
+    let item: String = catalog
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                format!("- {l}\n")
+            } else {
+                format!("  {l}\n")
+            }
+        })
+        .collect();
+    input("Echo", functions)
+        .replace("    catalogs:\n    - path: catalog.yaml\n", "")
+        .replace("functionConfig:\n", &format!("{item}functionConfig:\n"))
+}
+
+/// The run failed with `needle` in stdout and stderr and kept the ConfigMap as it came.
+fn assert_refused(out: &Output, needle: &str) {
+    let text = stdout(out);
+    assert_eq!(out.status.code(), Some(1), "{text}\n{}", stderr(out));
+    assert!(text.contains(needle), "no {needle:?} in\n{text}");
+    assert!(stderr(out).contains(needle), "{}", stderr(out));
+    assert!(text.contains("greeting: hello\n"), "{text}");
+}
+
+#[test]
+fn issue9_f4_exec_runtimes_from_inline_catalogs_need_an_explicit_opt_in() {
+    let pkg = Package::new(None);
+    pkg.write("fn", ECHO);
+    let catalog = exec_catalog("file://fn", "fn", Some(&sha256_hex(ECHO)));
+    // allowExec alone no longer lets the package pick the binary.
+    let out = pkg.run(&[], &inline_input(&catalog, RUN_EXEC), &[]);
+    assert_refused(
+        &out,
+        "this kind runs an exec binary named by an inline catalog (an item of the input), so the package chooses what runs on this machine; set functions.allowInlineExec: true to allow it",
+    );
+    let opted_in = "{mode: run, allowExec: true, allowInlineExec: true}";
+    let out = pkg.run(&[], &inline_input(&catalog, opted_in), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("greeting: hello-from-exec"),
+        "{}",
+        stdout(&out)
+    );
+    // The ConfigMap form of the same opt-in.
+    let configmap = inline_input(&catalog, opted_in).replace(
+        "functionConfig:\n  apiVersion: krm-catalog.dev/v1alpha1\n  kind: ResolveCatalog\n  metadata:\n    name: fns\n  spec:\n    builtin: false\n    functions: {mode: run, allowExec: true, allowInlineExec: true}\n",
+        "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: fns\n  data:\n    builtin: \"false\"\n    mode: run\n    allow-exec: \"true\"\n    allow-inline-exec: \"true\"\n",
+    );
+    assert!(configmap.contains("allow-inline-exec"), "{configmap}");
+    let out = pkg.run(&[], &configmap, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Opted in, an inline catalog still cannot reach out of the package: the attack of the
+    // issue maps a kind onto the shell, with its own sha256.
+    let dash = fs_err::read("/bin/dash").expect("/bin/dash");
+    let catalog = exec_catalog("file:///bin/dash", "dash", Some(&sha256_hex(&dash)));
+    let out = pkg.run(&[], &inline_input(&catalog, opted_in), &[]);
+    assert_refused(&out, "outside the catalog root");
+}
+
+/// A package with `catalog/functions.yaml` naming `uri` (pinned to ECHO) and ECHO at
+/// `catalog/fn` and at `fn` beside the catalog directory.
+fn confined(uri: &str) -> Package {
+    let pkg = Package::new(None);
+    fs_err::create_dir_all(pkg.path().join("catalog")).expect("mkdir");
+    pkg.write("catalog/fn", ECHO);
+    pkg.write("fn", ECHO);
+    pkg.write(
+        "catalog/functions.yaml",
+        exec_catalog(uri, "fn", Some(&sha256_hex(ECHO))).as_bytes(),
+    );
+    pkg
+}
+
+fn confined_input() -> String {
+    input("Echo", RUN_EXEC).replace("- path: catalog.yaml", "- path: catalog/functions.yaml")
+}
+
+#[test]
+fn issue9_f4_file_uris_resolve_inside_the_catalog_root() {
+    // Relative to the catalog's own directory.
+    let pkg = confined("file://fn");
+    let out = pkg.run(&[], &confined_input(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("greeting: hello-from-exec"));
+
+    let pkg = confined("file://../fn");
+    assert_refused(
+        &pkg.run(&[], &confined_input(), &[]),
+        "file://../fn: `..` is not allowed in `file://` URIs; name a file inside the catalog root",
+    );
+
+    let outside = tempfile::tempdir().expect("tempdir");
+    let abs = outside.path().join("fn");
+    fs_err::write(&abs, ECHO).expect("fn");
+    let pkg = confined(&format!("file://{}", abs.display()));
+    assert_refused(
+        &pkg.run(&[], &confined_input(), &[]),
+        "outside the catalog root",
+    );
+
+    // A link inside the catalog that leads out of it.
+    let pkg = confined("file://link");
+    symlink(&abs, &pkg.path().join("catalog/link"));
+    assert_refused(
+        &pkg.run(&[], &confined_input(), &[]),
+        &format!(
+            "file://link: resolves to {}, outside the catalog root",
+            fs_err::canonicalize(&abs).expect("canonical").display()
+        ),
+    );
+}
+
+#[test]
+fn issue9_f4_remote_catalogs_cannot_name_local_files() {
+    let case = "issue9_f4_remote_catalogs_cannot_name_local_files";
+    if !crate::remote::tool("python3", case) {
+        return;
+    }
+    let pkg = Package::new(None);
+    let abs = pkg.write("fn", ECHO);
+    // Plain HTTP is allowed on loopback.
+    let server = crate::remote::Server::start(None, None);
+    let catalog = exec_catalog(
+        &format!("file://{}", abs.display()),
+        "fn",
+        Some(&sha256_hex(ECHO)),
+    );
+    server.put("fns.yaml", catalog.as_bytes());
+    let url = server.url("fns.yaml");
+    let input = input("Echo", RUN_EXEC).replace(
+        "    catalogs:\n    - path: catalog.yaml\n",
+        &format!("    catalogs:\n    - url: {url}\n    trustedCatalogs: [\"{url}\"]\n"),
+    );
+    let out = pkg.run(&[], &input, &[]);
+    assert_refused(
+        &out,
+        &format!(
+            "file://{}: `file://` URIs are allowed only in local catalogs (a path in the function config, or an inline catalog); the catalog {url} cannot name a file on this machine",
+            abs.display()
+        ),
+    );
+    // `catalog verify` of the remote catalog refuses it too.
+    let out = pkg.run(&["catalog", "verify", &url], "", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("a remote catalog cannot name a file on this machine"),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -962,10 +962,11 @@ fn the_documented_runtime_walkthrough() {
         text.replace("127.0.0.1:5000/fn/set-labels:v1", &tag),
     )
     .expect("write");
-    fs_err::create_dir_all(pkg.path().join("bin")).expect("mkdir");
+    // `file://bin/set_labels` resolves inside the catalog's root.
+    fs_err::create_dir_all(pkg.path().join("catalog/bin")).expect("mkdir");
     fs_err::copy(
         root().join("dist/set_labels"),
-        pkg.path().join("bin/set_labels"),
+        pkg.path().join("catalog/bin/set_labels"),
     )
     .expect("copy");
 
