@@ -443,3 +443,54 @@ fn issue9_f4_remote_catalogs_cannot_name_local_files() {
         stdout(&out)
     );
 }
+
+// --- F10 and issue 8 point 6: `render -f` -------------------------------------------------------
+
+#[test]
+fn issue9_f10_render_dir_finishes_on_symlink_loops() {
+    let pkg = tempfile::tempdir().expect("tempdir");
+    let dir = pkg.path().join("pkg");
+    fs_err::create_dir_all(dir.join("sub")).expect("mkdir");
+    fs_err::write(
+        dir.join("sub/app.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n",
+    )
+    .expect("app");
+    // Links back up: following them is 2^40 paths (until ELOOP) before the fix.
+    symlink(Path::new(".."), &dir.join("sub/up"));
+    symlink(Path::new("../sub"), &dir.join("sub/again"));
+    let out = run_bounded(&["render", "-f", "pkg"], pkg.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n"
+    );
+}
+
+#[test]
+fn issue8_render_resourcelist_file_and_fn_config_exclude_each_other() {
+    let pkg = tempfile::tempdir().expect("tempdir");
+    fs_err::write(
+        pkg.path().join("list.yaml"),
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: krm-catalog.dev/v1alpha1\n  kind: ResolveCatalog\n  metadata:\n    name: a\n",
+    )
+    .expect("list");
+    fs_err::write(
+        pkg.path().join("fn.yaml"),
+        "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: b\n",
+    )
+    .expect("fn");
+    let out = run_bounded(
+        &["render", "--fn-config", "fn.yaml", "-f", "list.yaml"],
+        pkg.path(),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(
+            "list.yaml: the ResourceList has a functionConfig and --fn-config fn.yaml is given too; use one of them"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+}
