@@ -885,7 +885,14 @@ impl Expander<'_> {
             }
         };
         let source_identity = resource_list::identity(item);
-        let path = generated_path(item, &service.definition.id);
+        let path = match generated_path(item, &service.definition.id) {
+            Ok(path) => path,
+            Err(e) => {
+                self.results
+                    .push(KrmResult::error(e).about(item).at("metadata.name"));
+                return Vec::new();
+            }
+        };
         if let Some(other) = self.paths.get(&path)
             && *other != source_identity
         {
@@ -936,18 +943,25 @@ impl Expander<'_> {
 }
 
 /// `<dir of the source file>/<source name>.<service id>.yaml`: one file per service, beside
-/// the source, so kpt writes generated files next to what produced them.
-fn generated_path(source: &Value, service_id: &str) -> String {
+/// the source, so kpt writes generated files next to what produced them. The name must be
+/// what the apiserver accepts for a custom resource (a DNS-1123 subdomain), so no `/` or `..`
+/// can move the file elsewhere (service IDs are RFC 1123 labels already).
+fn generated_path(source: &Value, service_id: &str) -> Result<String, String> {
     let name = resource_list::str_at(source, &["metadata", "name"]);
     let name = if name.is_empty() { "generated" } else { name };
+    if !crate::gvk::is_dns_subdomain(name) {
+        return Err(format!(
+            "metadata.name \"{name}\" is not a valid Kubernetes name: expected a DNS-1123 subdomain (lowercase letters, digits, - and ., starting and ending with a letter or digit, at most 253 characters); generated files are named after it"
+        ));
+    }
     let file = format!("{name}.{service_id}.yaml");
-    match resource_list::file_of(source) {
+    Ok(match resource_list::file_of(source) {
         Some(f) => match f.path.rsplit_once('/') {
             Some((dir, _)) => format!("{dir}/{file}"),
             None => file,
         },
         None => file,
-    }
+    })
 }
 
 /// No input makes the function panic, and its output is always a readable ResourceList.

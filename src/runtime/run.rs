@@ -75,6 +75,8 @@ impl Program {
                 ])
                 .args(["--name", name])
                 .args(["--user", "nobody", "--security-opt=no-new-privileges"])
+                // The end of options: whatever the image reference is, it is not one.
+                .arg("--")
                 .arg(image);
                 cmd
             }
@@ -134,7 +136,7 @@ fn kill_group(_: &std::process::Child) {}
 fn stop(program: &Program, name: &str, child: &mut std::process::Child) {
     if let Program::Container { engine, .. } = program {
         let _ = Command::new(engine)
-            .args(["kill", name])
+            .args(["kill", "--", name])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();

@@ -745,7 +745,7 @@ fn container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt() {
     let argv = fs_err::read_to_string(&log).expect("docker was not called");
     assert!(
         argv.starts_with("run --rm -i --network none --name krm-catalog-")
-            && argv.contains(" --user nobody --security-opt=no-new-privileges "),
+            && argv.contains(" --user nobody --security-opt=no-new-privileges -- "),
         "{argv}"
     );
     assert!(!argv.contains("-v ") && !argv.contains("--mount"), "{argv}");
