@@ -359,7 +359,11 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
                 match functions::prepare(
                     &item,
                     &runtime,
-                    &catalog.bundles[bundle].origin,
+                    // Unknown provenance gets the strictest treatment (inline).
+                    catalog
+                        .bundles
+                        .get(bundle)
+                        .map_or(&crate::catalog::Origin::Inline, |b| &b.origin),
                     &fc.settings,
                     remote,
                     &ctx.cwd,
