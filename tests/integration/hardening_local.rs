@@ -346,8 +346,8 @@ fn issue9_f4_exec_runtimes_from_inline_catalogs_need_an_explicit_opt_in() {
     assert!(out.status.success(), "{}", stderr(&out));
     // Opted in, an inline catalog still cannot reach out of the package: the attack of the
     // issue maps a kind onto the shell, with its own sha256.
-    let dash = fs_err::read("/bin/dash").expect("/bin/dash");
-    let catalog = exec_catalog("file:///bin/dash", "dash", Some(&sha256_hex(&dash)));
+    let shell = fs_err::read("/bin/sh").expect("/bin/sh");
+    let catalog = exec_catalog("file:///bin/sh", "sh", Some(&sha256_hex(&shell)));
     let out = pkg.run(&[], &inline_input(&catalog, opted_in), &[]);
     assert_refused(&out, "outside the catalog root");
 }
