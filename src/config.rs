@@ -39,6 +39,7 @@ const CONFIGMAP_KEYS: &[&str] = &[
     "cluster-type",
     "mode",
     "allow-exec",
+    "allow-inline-exec",
     "allow-network",
     "container-engine",
     "verify-tags",
@@ -91,6 +92,9 @@ pub struct Functions {
     pub mode: Mode,
     /// Allow exec runtimes in run mode.
     pub allow_exec: bool,
+    /// Allow exec runtimes that inline catalogs (items of the input) name: package contents
+    /// then choose which local binary runs, so this is a separate, explicit opt-in.
+    pub allow_inline_exec: bool,
     /// Allow runtimes that require the network to have it.
     pub allow_network: bool,
     /// docker | podman.
@@ -106,6 +110,7 @@ impl Default for Functions {
         Self {
             mode: Mode::Run,
             allow_exec: false,
+            allow_inline_exec: false,
             allow_network: false,
             container_engine: "docker".into(),
             verify_tags: false,
@@ -376,6 +381,7 @@ fn read_functions(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Fun
     r.deny_unknown(&[
         "mode",
         "allowExec",
+        "allowInlineExec",
         "allowNetwork",
         "containerEngine",
         "verifyTags",
@@ -386,6 +392,9 @@ fn read_functions(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Fun
     }
     if let Some(b) = r.boolean("allowExec") {
         f.allow_exec = b;
+    }
+    if let Some(b) = r.boolean("allowInlineExec") {
+        f.allow_inline_exec = b;
     }
     if let Some(b) = r.boolean("allowNetwork") {
         f.allow_network = b;
@@ -499,6 +508,9 @@ fn read_configmap(config: &Value, problems: &mut Vec<Problem>) -> Settings {
             "allow-exec" => {
                 s.functions.allow_exec = parse_bool(text, &path, problems).unwrap_or(false);
             }
+            "allow-inline-exec" => {
+                s.functions.allow_inline_exec = parse_bool(text, &path, problems).unwrap_or(false);
+            }
             "allow-network" => {
                 s.functions.allow_network = parse_bool(text, &path, problems).unwrap_or(false);
             }
@@ -569,6 +581,7 @@ pub fn json_schema() -> Value {
                         "properties": {
                             "mode": {"type": "string", "enum": ["run", "pin"], "default": "run"},
                             "allowExec": {"type": "boolean", "default": false},
+                            "allowInlineExec": {"type": "boolean", "default": false, "description": "Also run exec runtimes named by inline catalogs (items of the input), whose binaries the package contents choose."},
                             "allowNetwork": {"type": "boolean", "default": false},
                             "containerEngine": {"type": "string", "enum": ["docker", "podman"], "default": "docker"},
                             "verifyTags": {"type": "boolean", "default": false},

@@ -5,6 +5,9 @@
 
 use serde_json::Value;
 
+use std::path::{Path, PathBuf};
+
+use crate::catalog::Origin;
 use crate::catalog::kep::Runtime;
 use crate::config::{Mode, Settings};
 use crate::remote::Remote;
@@ -22,23 +25,45 @@ pub enum Step {
     Failed,
 }
 
-/// Verify a runtime and decide what to do with the item, per `functions` settings.
+/// Where the `file://` URIs of a catalog's exec runtimes may point (SPEC §7.3): inside the
+/// directory of a local catalog (the directory of a single-file one); inside the working
+/// directory for inline catalogs (the package); nowhere for remote and built-in catalogs.
+fn exec_root(origin: &Origin, cwd: &Path) -> Option<PathBuf> {
+    match origin {
+        Origin::Path(label) => {
+            let path = crate::pipeline::resolve_path(cwd, label);
+            if path.is_dir() {
+                Some(path)
+            } else {
+                path.parent().map(Path::to_path_buf)
+            }
+        }
+        Origin::Inline => Some(cwd.to_path_buf()),
+        Origin::Builtin | Origin::Url(_) | Origin::Oci(_) => None,
+    }
+}
+
+/// Verify a runtime and decide what to do with the item, per `functions` settings. `origin`
+/// is the catalog that maps the item's kind to the runtime.
 pub fn prepare(
     item: &Value,
     runtime: &Runtime,
+    origin: &Origin,
     settings: &Settings,
     remote: &Remote,
-    cwd: &std::path::Path,
+    cwd: &Path,
     results: &mut Results,
 ) -> Step {
     let f = &settings.functions;
+    // Package contents may not choose a binary to run unless the config says they may.
+    let exec_allowed = f.allow_exec && (f.allow_inline_exec || *origin != Origin::Inline);
     if let Runtime::Choice { container, exec } = runtime {
         // The binary only where it may and can run here; the image everywhere else.
         let exec_fits = f.mode == Mode::Run
-            && f.allow_exec
+            && exec_allowed
             && matches!(exec.as_ref(), Runtime::Exec { platforms } if exec::select(platforms).is_ok());
         let chosen = if exec_fits { exec } else { container };
-        return prepare(item, chosen, settings, remote, cwd, results);
+        return prepare(item, chosen, origin, settings, remote, cwd, results);
     }
     let fail = |results: &mut Results, message: String| {
         results.push(
@@ -125,11 +150,28 @@ pub fn prepare(
                         .to_owned(),
                 );
             }
+            if !exec_allowed {
+                return fail(
+                    results,
+                    "this kind runs an exec binary named by an inline catalog (an item of the input), so the package chooses what runs on this machine; set functions.allowInlineExec: true to allow it, or move the catalog out of the package into spec.catalogs".to_owned(),
+                );
+            }
             let platform = match exec::select(platforms) {
                 Ok(p) => p,
                 Err(e) => return fail(results, e),
             };
-            match exec::prepare(platform, remote, cwd) {
+            let root = exec_root(origin, cwd);
+            if root.is_none() && platform.uri.starts_with("file://") {
+                return fail(
+                    results,
+                    format!(
+                        "{}: `file://` URIs are allowed only in local catalogs (a path in the function config, or an inline catalog); the {} cannot name a file on this machine",
+                        platform.uri,
+                        origin.label()
+                    ),
+                );
+            }
+            match exec::prepare(platform, remote, root.as_deref()) {
                 Ok(path) => Step::Run(Program::Exec {
                     path,
                     cwd: cwd.to_path_buf(),

@@ -38,8 +38,8 @@ into manifests placed next to them. Every other item passes through untouched.
 
 The function config is a `krm-catalog.dev/v1alpha1 ResolveCatalog`, a kpt ConfigMap
 (keys: catalogs, trusted-catalogs, builtin, catalog-overwrite, cluster-type, offline, mode,
-allow-exec, allow-network, container-engine, cluster.<key>), or a ServiceSet/service object
-carrying the same settings in its spec.
+allow-exec, allow-inline-exec, allow-network, container-engine, cluster.<key>), or a
+ServiceSet/service object carrying the same settings in its spec.
 
 Exit codes: 0 success (warnings allowed); 1 error results or unreadable input; 2 usage error.";
 
@@ -475,8 +475,13 @@ fn catalog_verify(reference: &str) -> ExitCode {
     for p in &bundle.problems {
         crate::log!(if p.warning { Level::Warn } else { Level::Error }, "{p}");
     }
-    // Relative file:// URIs resolve against the working directory, as in function mode.
-    let cwd = std::env::current_dir().unwrap_or_default();
+    // `file://` URIs resolve inside a local catalog's root; remote catalogs cannot name files.
+    let root = match &source {
+        CatalogSource::Path(p) if reference != "builtin" => {
+            Some(crate::runtime::lock::catalog_root(std::path::Path::new(p)))
+        }
+        _ => None,
+    };
     let functions: Vec<crate::catalog::kep::Function> = bundle
         .functions
         .iter()
@@ -487,7 +492,7 @@ fn catalog_verify(reference: &str) -> ExitCode {
         .iter()
         .map(|d| d.definition.id.clone())
         .collect();
-    let checks = crate::runtime::lock::verify(&functions, &services, &remote, &cwd);
+    let checks = crate::runtime::lock::verify(&functions, &services, &remote, root.as_deref());
     let mut out = String::new();
     for check in &checks {
         let _ = writeln!(out, "{check}");

@@ -31,17 +31,83 @@ pub struct RenderArgs {
     keep_sources: bool,
 }
 
-fn read_docs(text: &str, path: Option<&str>, items: &mut Vec<Value>) -> Result<(), String> {
-    let docs =
-        crate::yaml::parse_stream(text).map_err(|e| format!("{}: {e}", path.unwrap_or("stdin")))?;
+/// What the input files hold: items, and the function config of a ResourceList file.
+#[derive(Default)]
+struct Inputs {
+    items: Vec<Value>,
+    /// The `functionConfig` of a ResourceList input, with the file it came from.
+    function_config: Option<(String, Value)>,
+}
+
+/// Whether a document is a ResourceList (`config.kubernetes.io/v1` or `v1alpha1`).
+fn is_resource_list(doc: &Value) -> bool {
+    resource_list::str_at(doc, &["kind"]) == "ResourceList"
+        && resource_list::str_at(doc, &["apiVersion"]).starts_with("config.kubernetes.io/")
+}
+
+/// Our own source kinds, which stay in a directory's input even when marked local-config:
+/// service objects and ServiceSets, catalogs, ServiceDefinitions and our function config.
+fn is_ours(item: &Value) -> bool {
+    let api = resource_list::str_at(item, &["apiVersion"]);
+    let kind = resource_list::str_at(item, &["kind"]);
+    let group = api.rsplit_once('/').map_or("", |(g, _)| g);
+    group == crate::service::definition::SERVICES_GROUP
+        || (group == crate::config::GROUP && kind == crate::config::KIND)
+        || (group == "kubara.io" && matches!(kind, "ServiceDefinition" | "Catalog"))
+        || (group == "config.kubernetes.io" && matches!(kind, "Catalog" | "KRMFunctionCatalog"))
+}
+
+/// Files of a directory that belong to an orchestrator, not to the package's resources.
+fn is_orchestrator_file(path: &Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        matches!(
+            n,
+            "kustomization.yaml" | "kustomization.yml" | "Kustomization" | "Kptfile"
+        )
+    })
+}
+
+/// Read the YAML documents of one input. `path` names the file in annotations (`None` for
+/// stdin); `label` names it in messages. In a directory (`from_dir`), objects marked
+/// local-config that are not ours are orchestrator configuration and are left out.
+fn read_docs(
+    text: &str,
+    path: Option<&str>,
+    label: &str,
+    from_dir: bool,
+    inputs: &mut Inputs,
+) -> Result<(), String> {
+    let docs = crate::yaml::parse_stream(text).map_err(|e| format!("{label}: {e}"))?;
     for (index, doc) in docs.into_iter().filter(|d| !d.value.is_null()).enumerate() {
         let mut item = doc.value;
         if !item.is_object() {
             return Err(format!(
-                "{}: document at line {} is not an object",
-                path.unwrap_or("stdin"),
+                "{label}: document {index} (line {}) is not an object; every document must be a Kubernetes object with `apiVersion` and `kind`",
                 doc.line
             ));
+        }
+        let missing: Vec<&str> = ["apiVersion", "kind"]
+            .into_iter()
+            .filter(|k| resource_list::str_at(&item, &[k]).trim().is_empty())
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "{label}: document {index} (line {}) has no `{}`; every document must be a Kubernetes object with `apiVersion` and `kind`",
+                doc.line,
+                missing.join("` or `")
+            ));
+        }
+        if is_resource_list(&item) {
+            read_resource_list(item, label, inputs)?;
+            continue;
+        }
+        if from_dir && resource_list::is_local_config(&item) && !is_ours(&item) {
+            crate::log!(
+                Level::Info,
+                "{label}: left out document {index} ({}): local-config of another tool",
+                resource_list::identity(&item)
+            );
+            continue;
         }
         if let Some(path) = path {
             let index = index.to_string();
@@ -50,12 +116,65 @@ fn read_docs(text: &str, path: Option<&str>, items: &mut Vec<Value>) -> Result<(
             resource_list::set_annotation(&mut item, resource_list::LEGACY_PATH, path);
             resource_list::set_annotation(&mut item, resource_list::LEGACY_INDEX, &index);
         }
-        items.push(item);
+        inputs.items.push(item);
     }
     Ok(())
 }
 
-fn collect_dir(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Result<(), String> {
+/// A ResourceList input (what `kpt fn source` writes, or a saved function input): its items as
+/// they are (annotations included), and its function config.
+fn read_resource_list(mut list: Value, label: &str, inputs: &mut Inputs) -> Result<(), String> {
+    match list.get_mut("items").map(Value::take) {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            for (i, item) in items.into_iter().enumerate() {
+                if !item.is_object() {
+                    return Err(format!(
+                        "{label}: items[{i}] is not an object; a ResourceList holds Kubernetes objects"
+                    ));
+                }
+                inputs.items.push(item);
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "{label}: ResourceList items must be a list, found {}",
+                crate::strict::type_name(&other)
+            ));
+        }
+    }
+    match list.get_mut("functionConfig").map(Value::take) {
+        None | Some(Value::Null) => {}
+        Some(config @ Value::Object(_)) => {
+            if let Some((first, _)) = &inputs.function_config {
+                return Err(format!(
+                    "{label}: a second ResourceList with a functionConfig (the first is in {first}); give one function config"
+                ));
+            }
+            inputs.function_config = Some((label.to_owned(), config));
+        }
+        Some(other) => {
+            return Err(format!(
+                "{label}: ResourceList functionConfig must be an object, found {}",
+                crate::strict::type_name(&other)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The YAML and JSON files under `dir`, sorted, with their paths relative to `root`. Links
+/// are followed (a package may link shared files in), but each directory is read once, by
+/// device and inode, so a link loop ends.
+fn collect_dir(
+    root: &Path,
+    dir: &Path,
+    visited: &mut std::collections::HashSet<(u64, u64)>,
+    out: &mut Vec<(String, PathBuf)>,
+) -> Result<(), String> {
+    if !visited.insert(dir_id(dir)?) {
+        return Ok(());
+    }
     let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)
         .map_err(|e| e.to_string())?
         .filter_map(Result::ok)
@@ -64,7 +183,13 @@ fn collect_dir(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Res
     entries.sort();
     for path in entries {
         if path.is_dir() {
-            collect_dir(root, &path, out)?;
+            collect_dir(root, &path, visited, out)?;
+        } else if is_orchestrator_file(&path) {
+            crate::log!(
+                Level::Info,
+                "{}: left out (an orchestrator's file)",
+                path.display()
+            );
         } else {
             let lower = path.to_string_lossy().to_ascii_lowercase();
             if crate::yaml::has_extension(&lower, &["yaml", "yml", "json"]) {
@@ -80,8 +205,25 @@ fn collect_dir(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) -> Res
     Ok(())
 }
 
-fn read_inputs(inputs: &[String]) -> Result<Vec<Value>, String> {
-    let mut items = Vec::new();
+/// Device and inode of a directory (links resolved).
+#[cfg(unix)]
+fn dir_id(dir: &Path) -> Result<(u64, u64), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = fs_err::metadata(dir).map_err(|e| e.to_string())?;
+    Ok((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn dir_id(dir: &Path) -> Result<(u64, u64), String> {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let canonical = fs_err::canonicalize(dir).map_err(|e| e.to_string())?;
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write(canonical.to_string_lossy().as_bytes());
+    Ok((0, h.finish()))
+}
+
+fn read_inputs(inputs: &[String]) -> Result<Inputs, String> {
+    let mut read = Inputs::default();
     let inputs: Vec<String> = if inputs.is_empty() {
         vec!["-".to_owned()]
     } else {
@@ -93,39 +235,57 @@ fn read_inputs(inputs: &[String]) -> Result<Vec<Value>, String> {
             std::io::stdin()
                 .read_to_string(&mut text)
                 .map_err(|e| format!("stdin: {e}"))?;
-            read_docs(&text, None, &mut items)?;
+            read_docs(&text, None, "stdin", false, &mut read)?;
             continue;
         }
         let path = Path::new(&input);
         if path.is_dir() {
             let mut files = Vec::new();
-            collect_dir(path, path, &mut files)?;
+            collect_dir(
+                path,
+                path,
+                &mut std::collections::HashSet::new(),
+                &mut files,
+            )?;
             for (rel, file) in files {
                 let text = fs_err::read_to_string(&file).map_err(|e| e.to_string())?;
-                read_docs(&text, Some(&rel), &mut items)?;
+                let label = file.display().to_string();
+                read_docs(&text, Some(&rel), &label, true, &mut read)?;
             }
         } else {
             let text = fs_err::read_to_string(path).map_err(|e| e.to_string())?;
             let rel = input.trim_start_matches("./").to_owned();
-            read_docs(&text, Some(&rel), &mut items)?;
+            read_docs(&text, Some(&rel), &input, false, &mut read)?;
         }
     }
-    Ok(items)
+    Ok(read)
 }
 
 /// Run `render`.
 pub fn run(args: &RenderArgs) -> ExitCode {
     let mut inputs = args.files.clone();
     inputs.extend(args.paths.iter().cloned());
-    let items = match read_inputs(&inputs) {
-        Ok(items) => items,
+    let Inputs {
+        items,
+        function_config: listed_config,
+    } = match read_inputs(&inputs) {
+        Ok(read) => read,
         Err(e) => {
             crate::log!(Level::Error, "{e}");
             return ExitCode::from(1);
         }
     };
     let function_config = match &args.fn_config {
-        None => None,
+        None => listed_config.map(|(_, config)| config),
+        Some(path) if listed_config.is_some() => {
+            let from = listed_config.map(|(from, _)| from).unwrap_or_default();
+            crate::log!(
+                Level::Error,
+                "{from}: the ResourceList has a functionConfig and --fn-config {} is given too; use one of them",
+                path.display()
+            );
+            return ExitCode::from(1);
+        }
         Some(path) => match fs_err::read_to_string(path)
             .map_err(|e| e.to_string())
             .and_then(|t| crate::yaml::parse(&t).map_err(|e| format!("{}: {e}", path.display())))

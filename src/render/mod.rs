@@ -88,7 +88,7 @@ pub fn check_syntax(name: &str, text: &str) -> Result<(), RenderError> {
 pub fn check_krm_object(doc: &Value) -> Result<(), String> {
     let Value::Object(map) = doc else {
         return Err(format!(
-            "must be a KRM object (a mapping), not {}",
+            "not a KRM object: expected a mapping, found {}",
             crate::strict::type_name(doc)
         ));
     };

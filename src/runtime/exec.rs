@@ -43,8 +43,13 @@ pub fn select(platforms: &[Platform]) -> Result<&Platform, String> {
 }
 
 /// Download (or read from the cache) and verify a platform's binary; returns the path of a
-/// verified executable copy in the cache.
-pub fn prepare(platform: &Platform, remote: &Remote, cwd: &Path) -> Result<PathBuf, String> {
+/// verified executable copy in the cache. `root` is the root of the catalog that names it
+/// (see [`fetch`]).
+pub fn prepare(
+    platform: &Platform,
+    remote: &Remote,
+    root: Option<&Path>,
+) -> Result<PathBuf, String> {
     let declared = platform
         .sha256
         .as_deref()
@@ -54,7 +59,7 @@ pub fn prepare(platform: &Platform, remote: &Remote, cwd: &Path) -> Result<PathB
     let download = match remote.cache().get_blob(&hex) {
         Some(bytes) => bytes,
         None => {
-            let bytes = fetch(&platform.uri, remote, cwd)?;
+            let bytes = fetch(&platform.uri, remote, root)?;
             let got = sha256_hex(&bytes);
             if got != hex {
                 return Err(format!(
@@ -77,18 +82,58 @@ pub fn prepare(platform: &Platform, remote: &Remote, cwd: &Path) -> Result<PathB
 }
 
 /// Fetch a URI: `https://` (or loopback `http://`) through the network stack, `file://` from
-/// disk (relative paths against `cwd`).
-pub fn fetch(uri: &str, remote: &Remote, cwd: &Path) -> Result<Vec<u8>, String> {
+/// disk, confined to `root`, the root of the local catalog that names it (SPEC §7.3). A remote
+/// (or built-in) catalog has no root (`None`): it cannot name a file on this machine.
+pub fn fetch(uri: &str, remote: &Remote, root: Option<&Path>) -> Result<Vec<u8>, String> {
     if let Some(path) = uri.strip_prefix("file://") {
-        let path = Path::new(path);
-        let path = if path.is_absolute() {
-            path.to_path_buf()
-        } else {
-            cwd.join(path)
-        };
+        let path = resolve_file_uri(uri, path, root)?;
         return fs_err::read(&path).map_err(|e| e.to_string());
     }
     remote.fetch_url(uri)
+}
+
+/// The regular file a `file://` URI names: relative paths resolve against `root`, and the
+/// result, with every link resolved, must lie inside `root` (no `..`, no absolute path or
+/// link leading out), so a catalog can only run binaries it ships.
+fn resolve_file_uri(uri: &str, path: &str, root: Option<&Path>) -> Result<PathBuf, String> {
+    let Some(root) = root else {
+        return Err(format!(
+            "{uri}: `file://` URIs are allowed only in local catalogs (a path in the function config, or an inline catalog); a remote catalog cannot name a file on this machine"
+        ));
+    };
+    let relative = Path::new(path);
+    if relative
+        .components()
+        .any(|c| matches!(c, std::path::Component::ParentDir))
+    {
+        return Err(format!(
+            "{uri}: `..` is not allowed in `file://` URIs; name a file inside the catalog root {}",
+            root.display()
+        ));
+    }
+    let root = fs_err::canonicalize(root).map_err(|e| e.to_string())?;
+    let candidate = root.join(relative);
+    let real = fs_err::canonicalize(&candidate).map_err(|e| e.to_string())?;
+    if !real.starts_with(&root) {
+        return Err(format!(
+            "{uri}: resolves to {}, outside the catalog root {}; `file://` URIs must name a file inside the catalog that names them",
+            real.display(),
+            root.display()
+        ));
+    }
+    let meta = fs_err::metadata(&real).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("{uri}: {} is not a regular file", real.display()));
+    }
+    let limit = crate::remote::net::max_download_bytes();
+    if usize::try_from(meta.len()).unwrap_or(usize::MAX) > limit {
+        return Err(format!(
+            "{uri}: {} bytes is more than the limit of {limit} ({})",
+            meta.len(),
+            crate::remote::net::MAX_DOWNLOAD_ENV
+        ));
+    }
+    Ok(real)
 }
 
 /// The binary named `bin` inside an archive, or the download itself.

@@ -41,11 +41,12 @@ impl ImageRef {
             Some(i) if !rest[i..].contains('/') => (&rest[..i], Some(rest[i + 1..].to_owned())),
             _ => (rest, None),
         };
-        if tag
-            .as_deref()
-            .is_some_and(|t| t.is_empty() || t.len() > 128)
+        if let Some(t) = tag.as_deref()
+            && !valid_tag(t)
         {
-            return Err(format!("\"{reference}\": bad tag"));
+            return Err(format!(
+                "\"{reference}\": tag \"{t}\" must be 1 to 128 letters, digits and ._- starting with a letter, digit or _"
+            ));
         }
         let mut parts = name.splitn(2, '/');
         let first = parts.next().unwrap_or_default();
@@ -61,10 +62,16 @@ impl ImageRef {
         } else {
             registry
         };
-        let valid = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-/".contains(c);
-        if repository.is_empty() || !repository.chars().all(valid) {
+        // A reference is handed to a container engine's command line: nothing in it may
+        // start with `-`, or the engine would read it as an option.
+        if !valid_registry(&registry) {
             return Err(format!(
-                "\"{reference}\": repository \"{repository}\" must be lowercase letters, digits and ._-/"
+                "\"{reference}\": registry \"{registry}\" must be a host name (letters, digits, inner - and .) with an optional :port"
+            ));
+        }
+        if !repository.split('/').all(valid_path_component) {
+            return Err(format!(
+                "\"{reference}\": repository \"{repository}\" must be /-separated parts of lowercase letters and digits, joined inside a part by . _ __ or -"
             ));
         }
         Ok(Self {
@@ -93,6 +100,62 @@ impl ImageRef {
             self.tag.as_deref().unwrap_or("latest")
         )
     }
+}
+
+/// A registry host as the distribution reference grammar has it (`domainComponent`s joined
+/// by `.`, an optional `:port`): letters and digits at both ends of each component.
+/// <https://github.com/distribution/reference/blob/main/regexp.go>
+fn valid_registry(registry: &str) -> bool {
+    let (host, port) = match registry.rsplit_once(':') {
+        Some((h, p)) => (h, Some(p)),
+        None => (registry, None),
+    };
+    let component = |c: &str| {
+        !c.is_empty()
+            && c.chars().all(|ch| ch.is_ascii_alphanumeric() || ch == '-')
+            && !c.starts_with('-')
+            && !c.ends_with('-')
+    };
+    host.split('.').all(component)
+        && port.is_none_or(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// A repository path component (`[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*`).
+fn valid_path_component(part: &str) -> bool {
+    let alnum = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let bytes: Vec<char> = part.chars().collect();
+    let (Some(first), Some(last)) = (bytes.first(), bytes.last()) else {
+        return false;
+    };
+    if !alnum(*first) || !alnum(*last) || !part.chars().all(|c| alnum(c) || "._-".contains(c)) {
+        return false;
+    }
+    // Separators: one `.`, one or two `_`, or any run of `-`; never mixed.
+    let mut run = String::new();
+    for c in part.chars() {
+        if alnum(c) {
+            let ok = run.is_empty()
+                || run == "."
+                || run == "_"
+                || run == "__"
+                || run.chars().all(|r| r == '-');
+            if !ok {
+                return false;
+            }
+            run.clear();
+        } else {
+            run.push(c);
+        }
+    }
+    true
+}
+
+/// A tag (`[\w][\w.-]{0,127}`).
+fn valid_tag(tag: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    tag.len() <= 128
+        && tag.chars().next().is_some_and(word)
+        && tag.chars().all(|c| word(c) || c == '.' || c == '-')
 }
 
 impl fmt::Display for ImageRef {
@@ -144,6 +207,37 @@ mod tests {
     fn rejects_garbage() {
         for bad in ["", "a b", "Upper/Case", "x@md5:abc", "x@sha256:123", "x:"] {
             assert!(ImageRef::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn issue9_option_like_references_are_rejected() {
+        // Each would reach the engine's command line starting with `-`, or is not a
+        // reference the engine accepts anyway.
+        for bad in [
+            "--privileged.evil/x",
+            "-v.x:1/y",
+            "--network=host.io/x",
+            "reg-.io/x",
+            "reg.io:/x",
+            "reg.io:12a/x",
+            "acme/-x",
+            "acme/x-",
+            "acme//x",
+            "acme/x._y",
+            "x:-tag",
+            "x:.tag",
+        ] {
+            let e = ImageRef::parse(bad).unwrap_err();
+            assert!(e.starts_with(&format!("\"{bad}\": ")), "{bad}: {e}");
+        }
+        for good in [
+            "ghcr.io/acme/set-labels:v1",
+            "127.0.0.1:5000/fn/noop:dev",
+            "localhost/a__b/c--d/e.f:_x",
+            "my-registry.example.com:443/team/app:1.0.0-rc.1",
+        ] {
+            assert!(ImageRef::parse(good).is_ok(), "{good}");
         }
     }
 }

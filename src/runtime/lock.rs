@@ -27,12 +27,14 @@ impl std::fmt::Display for Check {
 }
 
 /// Check every runtime of KEP entries (the bundle's `functions`).
-/// `services` are the ServiceDefinition names of the same catalog (for `service` runtimes).
+/// `services` are the ServiceDefinition names of the same catalog (for `service` runtimes);
+/// `root` is the catalog's root for `file://` URIs, `None` for a remote catalog (see
+/// [`super::exec::fetch`]).
 pub fn verify(
     functions: &[kep::Function],
     services: &[String],
     remote: &Remote,
-    cwd: &Path,
+    root: Option<&Path>,
 ) -> Vec<Check> {
     let mut checks = Vec::new();
     for function in functions {
@@ -109,7 +111,7 @@ pub fn verify(
                                 continue;
                             };
                             let declared = declared.trim_start_matches("sha256:").to_owned();
-                            let check = match super::exec::fetch(&p.uri, remote, cwd) {
+                            let check = match super::exec::fetch(&p.uri, remote, root) {
                                 Ok(bytes) if sha256_hex(&bytes) == declared => Check {
                                     status: "ok",
                                     kind,
@@ -140,23 +142,40 @@ pub fn verify(
     checks
 }
 
-/// The YAML files of a local catalog that hold KEP documents.
-fn kep_files(root: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    if root.is_file() {
-        return vec![root.to_path_buf()];
+/// The YAML files of a local catalog that hold KEP documents. The walk stays inside `root`:
+/// symbolic links are not followed (a link could lead the edit out of the catalog, or into a
+/// loop), and each directory is entered once (by device and inode, against bind-mount loops).
+fn kep_files(root: &Path) -> Result<Vec<PathBuf>, String> {
+    let meta = fs_err::metadata(root).map_err(|e| e.to_string())?;
+    if !meta.is_dir() {
+        return Ok(vec![root.to_path_buf()]);
     }
+    let mut files = Vec::new();
+    let mut visited = std::collections::HashSet::new();
+    let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = fs_err::read_dir(&dir) else {
+        if !visited.insert(dir_id(&dir)?) {
             continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
+        }
+        for entry in fs_err::read_dir(&dir).map_err(|e| e.to_string())? {
+            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
             let path = entry.path();
-            if path.is_dir() {
+            let kind = entry
+                .file_type()
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let yaml = crate::yaml::is_yaml_file(&path.to_string_lossy());
+            if kind.is_symlink() {
+                if yaml || fs_err::metadata(&path).is_ok_and(|m| m.is_dir()) {
+                    crate::log!(
+                        crate::logger::Level::Warn,
+                        "{}: a symbolic link; `catalog lock` does not follow links (lock the catalog it points to on its own)",
+                        path.display()
+                    );
+                }
+            } else if kind.is_dir() {
                 stack.push(path);
-            } else if crate::yaml::is_yaml_file(&path.to_string_lossy()) {
-                let text = fs_err::read_to_string(&path).unwrap_or_default();
+            } else if kind.is_file() && yaml {
+                let text = fs_err::read_to_string(&path).map_err(|e| e.to_string())?;
                 if text.contains("krmFunctions") {
                     files.push(path);
                 }
@@ -164,14 +183,111 @@ fn kep_files(root: &Path) -> Vec<PathBuf> {
         }
     }
     files.sort();
-    files
+    Ok(files)
+}
+
+/// The root `file://` URIs of a local catalog resolve in: the catalog directory, or the
+/// directory of a single-file catalog.
+pub fn catalog_root(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        return path.to_path_buf();
+    }
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Device and inode of a directory.
+#[cfg(unix)]
+fn dir_id(dir: &Path) -> Result<(u64, u64), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = fs_err::metadata(dir).map_err(|e| e.to_string())?;
+    Ok((meta.dev(), meta.ino()))
+}
+
+#[cfg(not(unix))]
+fn dir_id(dir: &Path) -> Result<(u64, u64), String> {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let canonical = fs_err::canonicalize(dir).map_err(|e| e.to_string())?;
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write(canonical.to_string_lossy().as_bytes());
+    Ok((0, h.finish()))
+}
+
+/// Replace `file` with `text` atomically, never writing through a link: the new content goes
+/// to a temporary file created exclusively (`O_EXCL`, a random name, so nothing planted at a
+/// predictable path is followed) in the same directory, then renamed over `file`. A `file`
+/// that is itself a symbolic link is refused: renaming over it would silently turn a link
+/// into a copy, and writing through it would edit a file outside the catalog.
+fn replace_file(file: &Path, text: &str) -> Result<(), String> {
+    let meta = fs_err::symlink_metadata(file).map_err(|e| e.to_string())?;
+    if meta.file_type().is_symlink() {
+        let target =
+            fs_err::read_link(file).map_or_else(|_| "?".to_owned(), |t| t.display().to_string());
+        return Err(format!(
+            "{}: is a symbolic link to \"{target}\"; `catalog lock` does not write through links: lock the file it points to",
+            file.display()
+        ));
+    }
+    if !meta.is_file() {
+        return Err(format!("{}: not a regular file", file.display()));
+    }
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let (tmp, mut out) = create_exclusive(&dir, &name)?;
+    let result = (|| {
+        use std::io::Write as _;
+        out.write_all(text.as_bytes())?;
+        out.sync_all()?;
+        drop(out);
+        // The lock changes the content, not who may read it.
+        fs_err::set_permissions(&tmp, meta.permissions())?;
+        fs_err::rename(&tmp, file)
+    })();
+    result.map_err(|e| {
+        let _ = fs_err::remove_file(&tmp);
+        e.to_string()
+    })
+}
+
+/// A new file `.<name>.<random>.lock-tmp` in `dir`, created with `O_EXCL` (`create_new`), so
+/// an existing file or link at that path is an error, never opened.
+fn create_exclusive(dir: &Path, name: &str) -> Result<(PathBuf, fs_err::File), String> {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    // `RandomState` is seeded from the OS's randomness; a counter keeps retries distinct.
+    let state = std::collections::hash_map::RandomState::new();
+    let mut last = String::new();
+    for attempt in 0u32..16 {
+        let mut h = state.build_hasher();
+        h.write_u32(attempt);
+        h.write_u32(std::process::id());
+        let tmp = dir.join(format!(".{name}.{:016x}.lock-tmp", h.finish()));
+        match fs_err::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = e.to_string(),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Err(format!("cannot create a temporary file: {last}"))
 }
 
 /// Fill in missing digests in the catalog at `root` (a directory or file). Returns one line per
 /// digest written; files are rewritten only when something changed.
 pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
     let mut written = Vec::new();
-    for file in kep_files(root) {
+    let catalog_root = catalog_root(root);
+    for file in kep_files(root)? {
         let original = fs_err::read_to_string(&file).map_err(|e| e.to_string())?;
         let docs =
             crate::yaml::parse_stream(&original).map_err(|e| format!("{}: {e}", file.display()))?;
@@ -198,9 +314,8 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
                         }
                         Runtime::Exec { platforms } => {
                             for p in platforms.iter().filter(|p| p.sha256.is_none()) {
-                                // Relative file:// URIs resolve against the working directory, as in function mode.
-                                let cwd = std::env::current_dir().unwrap_or_default();
-                                let bytes = super::exec::fetch(&p.uri, remote, &cwd)?;
+                                let bytes =
+                                    super::exec::fetch(&p.uri, remote, Some(&catalog_root))?;
                                 let hex = sha256_hex(&bytes);
                                 text = insert_sibling(&text, "uri", &p.uri, "sha256", &hex)
                                     .ok_or_else(|| format!("{}: cannot find `uri: {}` in block style to add its sha256", file.display(), p.uri))?;
@@ -221,9 +336,7 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
             // plus the new digests.
             crate::yaml::parse_stream(&text)
                 .map_err(|e| format!("{}: the locked file would not parse: {e}", file.display()))?;
-            let tmp = file.with_extension("lock-tmp");
-            fs_err::write(&tmp, &text).map_err(|e| e.to_string())?;
-            fs_err::rename(&tmp, &file).map_err(|e| e.to_string())?;
+            replace_file(&file, &text)?;
         }
     }
     Ok(written)

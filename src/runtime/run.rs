@@ -3,7 +3,7 @@
 //! timeout; containers run through docker or podman the way kpt runs them (`--network none`
 //! unless required and allowed, `--user nobody`, no new privileges, no mounts).
 
-use std::io::{Read as _, Write as _};
+use std::io::{Read, Write as _};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -75,6 +75,8 @@ impl Program {
                 ])
                 .args(["--name", name])
                 .args(["--user", "nobody", "--security-opt=no-new-privileges"])
+                // The end of options: whatever the image reference is, it is not one.
+                .arg("--")
                 .arg(image);
                 cmd
             }
@@ -99,8 +101,90 @@ fn timeout() -> Duration {
     Duration::from_secs(secs.max(1))
 }
 
+/// The most of a function's stderr kept for messages; the rest is read and dropped, so a
+/// chatty function cannot block on a full pipe.
+const STDERR_KEPT: usize = 1 << 20;
+
+/// What the threads around a running function report.
+enum Event {
+    /// Everything it wrote to stdout (at most the limit).
+    Stdout(Vec<u8>),
+    /// It wrote more than the limit to stdout; reading stopped.
+    StdoutTooLong,
+    /// The first [`STDERR_KEPT`] bytes of its stderr.
+    Stderr(Vec<u8>),
+}
+
+/// Kill the function's whole process group (it is the group leader): processes it started
+/// would otherwise keep its pipes open, or keep running, after it is gone.
+#[cfg(unix)]
+fn kill_group(child: &std::process::Child) {
+    if let Some(pid) = i32::try_from(child.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        // ESRCH (the group is gone already) is what we want anyway.
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+    }
+}
+
+#[cfg(not(unix))]
+fn kill_group(_: &std::process::Child) {}
+
+/// Stop a run: the container (killing the engine's client would leave it running), the
+/// process group, then reap the child.
+fn stop(program: &Program, name: &str, child: &mut std::process::Child) {
+    if let Program::Container { engine, .. } = program {
+        let _ = Command::new(engine)
+            .args(["kill", "--", name])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    kill_group(child);
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Read a pipe to its end, keeping at most `limit` bytes. `Err` carries what was kept when
+/// more came (the reading stops there only if `stop_at_limit`).
+fn read_bounded(pipe: &mut impl Read, limit: usize, stop_at_limit: bool) -> Result<Vec<u8>, ()> {
+    let mut kept = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut over = false;
+    loop {
+        match pipe.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                let room = limit.saturating_sub(kept.len());
+                kept.extend_from_slice(&chunk[..n.min(room)]);
+                if n > room {
+                    over = true;
+                    if stop_at_limit {
+                        break;
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    if over && stop_at_limit {
+        Err(())
+    } else {
+        Ok(kept)
+    }
+}
+
 /// Run a function over items with a function config; an error names the runtime and carries
 /// its stderr.
+///
+/// The deadline ([`TIMEOUT_ENV`]) holds whatever the function does: it runs as the leader of
+/// its own process group, and the whole group is killed at the deadline, after the leader
+/// exits (so a background process cannot hold stdout open), and when stdout exceeds the input
+/// limit (`KRM_CATALOG_MAX_INPUT_BYTES`, what we would refuse to read anyway). Its stdin is
+/// written by a thread that is never waited for, so a function that does not read cannot block
+/// us.
 pub fn run(
     program: &Program,
     function_config: &Value,
@@ -123,65 +207,99 @@ pub fn run(
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    let limit = timeout();
+    let started = Instant::now();
     let mut child = cmd.spawn().map_err(|e| match program {
         Program::Container { engine, .. } if e.kind() == std::io::ErrorKind::NotFound => format!(
             "no container engine: `{engine}` is not installed; use functions.mode: pin to let kustomize or kpt run the function"
         ),
         _ => format!("cannot start {}: {e}", program.tag()),
     })?;
-    let mut stdin = child.stdin.take();
-    let writer = std::thread::spawn(move || {
-        if let Some(pipe) = stdin.as_mut() {
+    if let Some(mut pipe) = child.stdin.take() {
+        // Detached on purpose: the write ends when the function reads everything or its
+        // process group is killed (the pipe then breaks).
+        std::thread::spawn(move || {
             let _ = pipe.write_all(input.as_bytes());
-        }
-    });
-    let mut stdout_pipe = child.stdout.take();
-    let mut stderr_pipe = child.stderr.take();
-    let out_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(p) = stdout_pipe.as_mut() {
-            let _ = p.read_to_end(&mut buf);
-        }
-        buf
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(p) = stderr_pipe.as_mut() {
-            let _ = p.take(1 << 20).read_to_end(&mut buf);
-        }
-        buf
-    });
-    let limit = timeout();
-    let started = Instant::now();
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if started.elapsed() > limit => {
-                if let Program::Container { engine, .. } = program {
-                    let _ = Command::new(engine)
-                        .args(["kill", &name])
-                        .stdout(Stdio::null())
-                        .stderr(Stdio::null())
-                        .status();
-                }
-                let _ = child.kill();
-                let _ = child.wait();
-                let _ = writer.join();
-                return Err(format!(
-                    "{} timed out after {}s ({TIMEOUT_ENV})",
-                    program.tag(),
-                    limit.as_secs()
-                ));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(format!("{}: {e}", program.tag())),
-        }
+        });
+    }
+    let (tx, rx) = std::sync::mpsc::channel::<Event>();
+    let max_stdout = crate::yaml::max_input_bytes();
+    if let Some(mut pipe) = child.stdout.take() {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let event = match read_bounded(&mut pipe, max_stdout, true) {
+                Ok(bytes) => Event::Stdout(bytes),
+                Err(()) => Event::StdoutTooLong,
+            };
+            let _ = tx.send(event);
+        });
+    } else {
+        let _ = tx.send(Event::Stdout(Vec::new()));
+    }
+    if let Some(mut pipe) = child.stderr.take() {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            let kept = read_bounded(&mut pipe, STDERR_KEPT, false).unwrap_or_default();
+            let _ = tx.send(Event::Stderr(kept));
+        });
+    } else {
+        let _ = tx.send(Event::Stderr(Vec::new()));
+    }
+    drop(tx);
+    let timed_out = || {
+        format!(
+            "{} timed out after {}s ({TIMEOUT_ENV})",
+            program.tag(),
+            limit.as_secs()
+        )
     };
-    let _ = writer.join();
-    let stdout = out_reader.join().unwrap_or_default();
-    let stderr = String::from_utf8_lossy(&err_reader.join().unwrap_or_default())
-        .trim()
-        .to_owned();
+    let too_long = || {
+        format!(
+            "{} wrote more than {max_stdout} bytes to stdout; raise KRM_CATALOG_MAX_INPUT_BYTES if that much output is expected",
+            program.tag()
+        )
+    };
+    let mut stdout = None;
+    let mut stderr = None;
+    let mut status = None;
+    loop {
+        if status.is_none() {
+            match child.try_wait() {
+                Ok(Some(s)) => {
+                    // The function is done; whatever it left running goes with it.
+                    kill_group(&child);
+                    status = Some(s);
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    stop(program, &name, &mut child);
+                    return Err(format!("{}: {e}", program.tag()));
+                }
+            }
+        }
+        if status.is_some() && stdout.is_some() && stderr.is_some() {
+            break;
+        }
+        if started.elapsed() > limit {
+            stop(program, &name, &mut child);
+            return Err(timed_out());
+        }
+        match rx.recv_timeout(Duration::from_millis(5)) {
+            Ok(Event::Stdout(bytes)) => stdout = Some(bytes),
+            Ok(Event::StdoutTooLong) => {
+                stop(program, &name, &mut child);
+                return Err(too_long());
+            }
+            Ok(Event::Stderr(bytes)) => stderr = Some(bytes),
+            Err(_) => {}
+        }
+    }
+    let (Some(status), Some(stdout), Some(stderr)) = (status, stdout, stderr) else {
+        return Err(timed_out());
+    };
+    let stderr = String::from_utf8_lossy(&stderr).trim().to_owned();
     if !status.success() {
         let code = status
             .code()

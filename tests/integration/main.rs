@@ -6,6 +6,7 @@ mod container;
 mod corpus;
 mod crd_corpus;
 mod golden;
+mod hardening_local;
 mod orchestrators;
 mod remote;
 mod runtimes;

@@ -18,7 +18,7 @@ use crate::util::{bin, root, run_env, stderr, stdout, succeed};
 
 /// An echo function that changes one value and reports one result, so a test sees that its
 /// output replaced the items and that its results were merged.
-const ECHO: &[u8] = b"#!/bin/sh\n\
+pub(crate) const ECHO: &[u8] = b"#!/bin/sh\n\
 /bin/sed 's/greeting: hello$/greeting: hello-from-exec/'\n\
 printf 'results:\\n- message: hello from the function\\n  severity: info\\n'\n";
 
@@ -27,14 +27,14 @@ const HANGS: &[u8] = b"#!/bin/sh\nexec /bin/sleep 30\n";
 const GARBAGE: &[u8] = b"#!/bin/sh\n/bin/cat >/dev/null\necho 'this is: [not a resource list'\n";
 
 /// A work directory with a catalog file, a cache, and a way to run the function in it.
-struct Package {
-    dir: tempfile::TempDir,
-    cache: tempfile::TempDir,
+pub(crate) struct Package {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) cache: tempfile::TempDir,
     ca: Option<PathBuf>,
 }
 
 impl Package {
-    fn new(ca: Option<&Tls>) -> Self {
+    pub(crate) fn new(ca: Option<&Tls>) -> Self {
         Self {
             dir: tempfile::tempdir().expect("tempdir"),
             cache: tempfile::tempdir().expect("cache"),
@@ -42,17 +42,17 @@ impl Package {
         }
     }
 
-    fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         self.dir.path()
     }
 
-    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+    pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let path = self.path().join(name);
         fs_err::write(&path, bytes).expect("write");
         path
     }
 
-    fn env(&self) -> Vec<(String, String)> {
+    pub(crate) fn env(&self) -> Vec<(String, String)> {
         vec![
             (
                 "KRM_CATALOG_CACHE".into(),
@@ -69,7 +69,7 @@ impl Package {
         ]
     }
 
-    fn run(&self, args: &[&str], input: &str, extra: &[(&str, &str)]) -> Output {
+    pub(crate) fn run(&self, args: &[&str], input: &str, extra: &[(&str, &str)]) -> Output {
         let env = self.env();
         let mut all: Vec<(&str, &str)> =
             env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
@@ -79,7 +79,7 @@ impl Package {
 }
 
 /// A KEP catalog with one exec kind `fn.acme.dev/v1 Echo`.
-fn exec_catalog(uri: &str, bin: &str, sha256: Option<&str>) -> String {
+pub(crate) fn exec_catalog(uri: &str, bin: &str, sha256: Option<&str>) -> String {
     let (os, arch) = krm_catalog::runtime::exec::this_platform();
     let pin = sha256.map_or(String::new(), |s| format!("\n            sha256: {s}"));
     format!(
@@ -107,7 +107,7 @@ spec:
 }
 
 /// A ResourceList with a ConfigMap and one item of `kind`, resolved through `catalog.yaml`.
-fn input(kind: &str, functions: &str) -> String {
+pub(crate) fn input(kind: &str, functions: &str) -> String {
     format!(
         "apiVersion: config.kubernetes.io/v1
 kind: ResourceList
@@ -143,7 +143,7 @@ functionConfig:
     )
 }
 
-const RUN_EXEC: &str = "{mode: run, allowExec: true}";
+pub(crate) const RUN_EXEC: &str = "{mode: run, allowExec: true}";
 
 fn https(case: &str) -> Option<(Tls, Server)> {
     if !tool("python3", case) || !tool("openssl", case) {
@@ -745,7 +745,7 @@ fn container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt() {
     let argv = fs_err::read_to_string(&log).expect("docker was not called");
     assert!(
         argv.starts_with("run --rm -i --network none --name krm-catalog-")
-            && argv.contains(" --user nobody --security-opt=no-new-privileges "),
+            && argv.contains(" --user nobody --security-opt=no-new-privileges -- "),
         "{argv}"
     );
     assert!(!argv.contains("-v ") && !argv.contains("--mount"), "{argv}");
@@ -962,10 +962,11 @@ fn the_documented_runtime_walkthrough() {
         text.replace("127.0.0.1:5000/fn/set-labels:v1", &tag),
     )
     .expect("write");
-    fs_err::create_dir_all(pkg.path().join("bin")).expect("mkdir");
+    // `file://bin/set_labels` resolves inside the catalog's root.
+    fs_err::create_dir_all(pkg.path().join("catalog/bin")).expect("mkdir");
     fs_err::copy(
         root().join("dist/set_labels"),
-        pkg.path().join("bin/set_labels"),
+        pkg.path().join("catalog/bin/set_labels"),
     )
     .expect("copy");
 
