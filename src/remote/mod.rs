@@ -507,7 +507,7 @@ fn bundle_from_bytes(origin: Origin, name: &str, bytes: &[u8]) -> Result<Bundle,
 
 fn unpinned_bundle_from_bytes(origin: Origin, name: &str, bytes: &[u8]) -> Result<Bundle, String> {
     if archive::is_gzip(bytes) {
-        let files = archive::unpack(bytes, net::max_download_bytes().saturating_mul(4))
+        let files = archive::unpack(bytes, &archive::Bounds::catalog())
             .map_err(|e| format!("{}: {e}", origin.label()))?;
         let borrowed: Vec<(String, &[u8])> = files
             .iter()
@@ -537,8 +537,8 @@ fn bundle_from_layers(origin: Origin, layers: &[net::Layer]) -> Result<Bundle, S
             files.push((name, layer.data.clone()));
         } else {
             files.extend(
-                archive::unpack(&layer.data, net::max_download_bytes().saturating_mul(4))
-                    .map_err(|e| format!("{}: {e}", origin.label()))?,
+                archive::unpack(&layer.data, &archive::Bounds::catalog())
+                    .map_err(|e| format!("{}: layer {}: {e}", origin.label(), layer.digest))?,
             );
         }
     }

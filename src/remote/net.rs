@@ -94,13 +94,24 @@ pub fn is_loopback_host(host: &str) -> bool {
 /// Redirects followed before giving up (as browsers and reqwest do).
 const MAX_REDIRECTS: usize = 10;
 
-/// A size bound for one body: how many bytes, and the variable that changes it.
+/// A size bound for one body: how many bytes, and where the bound comes from.
 #[derive(Debug, Clone, Copy)]
 pub struct Limit {
     /// Bytes accepted.
     pub bytes: usize,
-    /// The environment variable that raises it.
-    pub env: &'static str,
+    /// Where the number comes from (what a message tells the user).
+    pub source: LimitSource,
+}
+
+/// Where a [`Limit`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitSource {
+    /// An environment variable that raises it.
+    Env(&'static str),
+    /// A size the server declared for the body (an OCI descriptor's `size`).
+    Declared,
+    /// A fixed bound for bodies that are small by nature (token answers, error bodies).
+    Fixed,
 }
 
 impl Limit {
@@ -108,15 +119,30 @@ impl Limit {
     pub fn download() -> Self {
         Self {
             bytes: max_download_bytes(),
-            env: MAX_DOWNLOAD_ENV,
+            source: LimitSource::Env(MAX_DOWNLOAD_ENV),
         }
     }
 
-    /// The same variable with a smaller bound (a declared size, a small kind of body).
-    pub fn at_most(self, bytes: usize) -> Self {
-        Self {
-            bytes: self.bytes.min(bytes),
-            env: self.env,
+    /// A size the server declared (an OCI descriptor's `size`), within this limit.
+    pub fn declared(self, size: u64) -> Self {
+        match usize::try_from(size) {
+            Ok(n) if n <= self.bytes => Self {
+                bytes: n,
+                source: LimitSource::Declared,
+            },
+            _ => self,
+        }
+    }
+
+    /// "the limit of N bytes; raise VAR if this is expected", or the declared size.
+    pub fn describe(&self) -> String {
+        match self.source {
+            LimitSource::Env(env) => format!(
+                "the limit of {} bytes; raise {env} if this is expected",
+                self.bytes
+            ),
+            LimitSource::Declared => format!("the {} bytes its descriptor declares", self.bytes),
+            LimitSource::Fixed => format!("the limit of {} bytes", self.bytes),
         }
     }
 }
@@ -322,8 +348,8 @@ pub(super) async fn read_body(
     use sha2::Digest as _;
     let too_big = |size: String| {
         FetchError::fatal(format!(
-            "{what}: {size} is more than the limit of {} bytes; raise {} if this is expected",
-            limit.bytes, limit.env
+            "{what}: {size} is more than {}",
+            limit.describe()
         ))
     };
     let expected = response.content_length();

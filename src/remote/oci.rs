@@ -12,6 +12,7 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 
 use super::net::{
     Artifact, BUNDLE_LAYER_MEDIA_TYPES, CATALOG_LAYER_MEDIA_TYPE, FetchError, Layer, Limit,
+    LimitSource,
     MAX_MANIFEST_ENV, Net, any_hop, check_transport, is_loopback_host, max_manifest_bytes,
     read_body,
 };
@@ -138,12 +139,12 @@ impl Net {
             total = total.saturating_add(size);
             if total > limit.bytes as u64 {
                 return Err(FetchError::fatal(format!(
-                    "{what}: the catalog layers declare {total} bytes, more than the limit of {} bytes; raise {} if this is expected",
-                    limit.bytes, limit.env
+                    "{what}: the catalog layers declare {total} bytes, more than {}",
+                    limit.describe()
                 )));
             }
             // A blob may be no longer than its descriptor says (the limit above bounds that).
-            let blob_limit = limit.at_most(usize::try_from(size).unwrap_or(usize::MAX));
+            let blob_limit = limit.declared(size);
             let (data, got, _) = session
                 .get(&format!("blobs/{layer_digest}"), &[], blob_limit)
                 .await?;
@@ -186,7 +187,7 @@ impl Net {
 fn manifest_limit() -> Limit {
     Limit {
         bytes: max_manifest_bytes(),
-        env: MAX_MANIFEST_ENV,
+        source: LimitSource::Env(MAX_MANIFEST_ENV),
     }
 }
 
@@ -354,7 +355,7 @@ impl<'a> Session<'a> {
         }
         let limit = Limit {
             bytes: MAX_TOKEN_BYTES,
-            env: MAX_MANIFEST_ENV,
+            source: LimitSource::Fixed,
         };
         let (body, _) = read_body(response, &format!("{} (token service {realm})", self.what), limit)
             .await?;
@@ -391,7 +392,7 @@ impl<'a> Session<'a> {
         // The error envelope's codes (`MANIFEST_UNKNOWN`) say more than the status.
         let limit = Limit {
             bytes: MAX_ERROR_BYTES,
-            env: MAX_MANIFEST_ENV,
+            source: LimitSource::Fixed,
         };
         let codes: Vec<String> = read_body(response, &self.what, limit)
             .await
