@@ -15,9 +15,9 @@ pub const MAX_CATALOG_BYTES_ENV: &str = "KRM_CATALOG_MAX_CATALOG_BYTES";
 pub const MAX_CATALOG_FILE_BYTES_ENV: &str = "KRM_CATALOG_MAX_CATALOG_FILE_BYTES";
 /// Entries in one archive (tar or zip).
 pub const MAX_ENTRIES: usize = 10_000;
-/// Unpacked bytes per packed byte beyond [`RATIO_FLOOR`]: real catalogs and binaries stay far
-/// below it, bombs (gigabytes of zeros) far above.
-pub const MAX_RATIO: u64 = 200;
+/// Unpacked bytes per packed byte beyond [`RATIO_FLOOR`] (default 200): real catalogs and
+/// binaries stay far below it (YAML packs 5-30 times), bombs (gigabytes of zeros) far above.
+pub const MAX_RATIO_ENV: &str = "KRM_CATALOG_MAX_UNPACK_RATIO";
 /// Output below this size is never a bomb, whatever the ratio.
 pub const RATIO_FLOOR: u64 = 8 * 1024 * 1024;
 
@@ -65,7 +65,7 @@ impl Bounds {
 
     /// The most a `packed`-byte archive may unpack to (the ratio bound).
     fn ratio_cap(packed: usize) -> u64 {
-        (packed as u64).saturating_mul(MAX_RATIO).max(RATIO_FLOOR)
+        (packed as u64).saturating_mul(max_ratio()).max(RATIO_FLOOR)
     }
 
     fn total_error(&self, what: &str) -> String {
@@ -84,9 +84,14 @@ impl Bounds {
 
     fn ratio_error(what: &str, packed: usize, out: u64) -> String {
         format!(
-            "{what} unpacks to more than {out} bytes from {packed}, more than {MAX_RATIO} times its size: refusing a likely decompression bomb"
+            "{what} unpacks to more than {out} bytes from {packed}, more than {} times its size (a likely decompression bomb); raise {MAX_RATIO_ENV} if this is expected",
+            max_ratio()
         )
     }
+}
+
+fn max_ratio() -> u64 {
+    env_bytes(MAX_RATIO_ENV, 200).max(1)
 }
 
 /// The largest single catalog file (`KRM_CATALOG_MAX_CATALOG_FILE_BYTES`, default 16 MiB).
@@ -115,9 +120,7 @@ pub fn unpack(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, S
         .map_err(|e| format!("not a tar.gz bundle: {e}"))?;
     for (count, entry) in entries.enumerate() {
         if count >= MAX_ENTRIES {
-            return Err(format!(
-                "the archive has more than {MAX_ENTRIES} entries"
-            ));
+            return Err(format!("the archive has more than {MAX_ENTRIES} entries"));
         }
         let entry = entry.map_err(|e| format!("corrupt tar.gz bundle: {e}"))?;
         let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
@@ -282,7 +285,10 @@ mod tests {
             file_env: "FILE",
         };
         let e = unpack(&bomb, &generous).unwrap_err();
-        assert!(e.contains("refusing a likely decompression bomb"), "{e}");
+        assert!(
+            e.contains("a likely decompression bomb); raise KRM_CATALOG_MAX_UNPACK_RATIO"),
+            "{e}"
+        );
         let names: Vec<String> = (0..=MAX_ENTRIES).map(|i| format!("f{i}")).collect();
         let many: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b""[..])).collect();
         assert_eq!(

@@ -73,7 +73,9 @@ fn url_matches(url: &reqwest::Url, entry: &str) -> bool {
     let Some((last, whole)) = theirs.split_last() else {
         return false;
     };
-    ours.len() > whole.len() && ours[..whole.len()] == *whole && ours[whole.len()].starts_with(last.as_str())
+    ours.len() > whole.len()
+        && ours[..whole.len()] == *whole
+        && ours[whole.len()].starts_with(last.as_str())
 }
 
 fn decoded_segments(url: &reqwest::Url) -> Vec<String> {
@@ -194,9 +196,8 @@ impl Remote {
             ));
         }
         let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
-        check_transport(&parsed).map_err(|e| {
-            format!("{url}: {e} (exec runtimes may also use file://)")
-        })?;
+        check_transport(&parsed)
+            .map_err(|e| format!("{url}: {e} (exec runtimes may also use file://)"))?;
         self.net()?.get(url, &net::any_hop).map_err(|e| e.message)
     }
 
@@ -345,12 +346,14 @@ impl Remote {
             }
         }
         let net = self.net()?;
-        let hop_trusted = |hop: &reqwest::Url| match trusted {
+        let hop_trusted = |hop: &reqwest::Url| {
+            match trusted {
             Some(list) if pin.is_none() && !is_trusted(hop.as_str(), list) => Err(
                 "not trusted; add it to spec.trustedCatalogs if you trust it, or pin the catalog with sha256"
                     .to_owned(),
             ),
             _ => Ok(()),
+        }
         };
         let bytes = net.get(url, &hop_trusted).map_err(|e| {
             if e.unreachable {
@@ -613,8 +616,14 @@ mod tests {
             assert!(!is_trusted(escape, &prefix), "{escape}");
         }
         let partial = vec!["https://example.co/trusted/team-*".to_owned()];
-        assert!(is_trusted("https://example.co/trusted/team-a/c.yaml", &partial));
-        assert!(!is_trusted("https://example.co/trusted/other/c.yaml", &partial));
+        assert!(is_trusted(
+            "https://example.co/trusted/team-a/c.yaml",
+            &partial
+        ));
+        assert!(!is_trusted(
+            "https://example.co/trusted/other/c.yaml",
+            &partial
+        ));
         let exact = vec!["https://example.co/c.yaml".to_owned()];
         assert!(is_trusted("https://EXAMPLE.co:443/c.yaml", &exact));
         assert!(!is_trusted("https://example.co/c.yaml?x=1", &exact));
@@ -627,7 +636,10 @@ mod tests {
     #[test]
     fn issue9_f6_encoded_separators_and_dot_segments_are_refused_with_a_reason() {
         for (url, needle) in [
-            ("https://h/t/..%2fevil.yaml", "hides a separator (%2f or %5c)"),
+            (
+                "https://h/t/..%2fevil.yaml",
+                "hides a separator (%2f or %5c)",
+            ),
             ("https://h/t/a%5Cb.yaml", "hides a separator (%2f or %5c)"),
             ("https://h/t/../evil.yaml", "has a \"..\" segment"),
             ("https://h/t/%2e%2e/evil.yaml", "has a \"%2e%2e\" segment"),

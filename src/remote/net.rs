@@ -124,6 +124,7 @@ impl Limit {
     }
 
     /// A size the server declared (an OCI descriptor's `size`), within this limit.
+    #[must_use]
     pub fn declared(self, size: u64) -> Self {
         match usize::try_from(size) {
             Ok(n) if n <= self.bytes => Self {
@@ -347,10 +348,7 @@ pub(super) async fn read_body(
 ) -> Result<(Vec<u8>, String), FetchError> {
     use sha2::Digest as _;
     let too_big = |size: String| {
-        FetchError::fatal(format!(
-            "{what}: {size} is more than {}",
-            limit.describe()
-        ))
+        FetchError::fatal(format!("{what}: {size} is more than {}", limit.describe()))
     };
     let expected = response.content_length();
     if let Some(n) = expected

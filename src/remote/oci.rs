@@ -12,9 +12,8 @@ use reqwest::header::{ACCEPT, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 
 use super::net::{
     Artifact, BUNDLE_LAYER_MEDIA_TYPES, CATALOG_LAYER_MEDIA_TYPE, FetchError, Layer, Limit,
-    LimitSource,
-    MAX_MANIFEST_ENV, Net, any_hop, check_transport, is_loopback_host, max_manifest_bytes,
-    read_body,
+    LimitSource, MAX_MANIFEST_ENV, Net, any_hop, check_transport, is_loopback_host,
+    max_manifest_bytes, read_body,
 };
 
 /// Token answers are small JSON documents; a bound keeps a hostile token service harmless.
@@ -41,7 +40,7 @@ impl Net {
         let parsed: Reference = reference
             .parse()
             .map_err(|e| FetchError::fatal(format!("{reference}: not an image reference: {e}")))?;
-        let mut session = Session::new(self, reference.to_owned(), &parsed)?;
+        let mut session = Session::new(self, reference.to_owned(), &parsed);
         let (_, hex, _) = session
             .get(
                 &manifest_path(&parsed),
@@ -66,7 +65,7 @@ impl Net {
         let parsed: Reference = reference
             .parse()
             .map_err(|e| FetchError::fatal(format!("{what}: not an OCI reference: {e}")))?;
-        let mut session = Session::new(self, what.clone(), &parsed)?;
+        let mut session = Session::new(self, what.clone(), &parsed);
         let (bytes, hex, headers) = session
             .get(
                 &manifest_path(&parsed),
@@ -211,15 +210,17 @@ struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    fn new(net: &'a Net, what: String, parsed: &Reference) -> Result<Self, FetchError> {
+    fn new(net: &'a Net, what: String, parsed: &Reference) -> Self {
         let registry = parsed.resolve_registry().to_owned();
-        let host = registry.rsplit_once(':').map_or(registry.as_str(), |(h, p)| {
-            if p.bytes().all(|b| b.is_ascii_digit()) {
-                h
-            } else {
-                registry.as_str()
-            }
-        });
+        let host = registry
+            .rsplit_once(':')
+            .map_or(registry.as_str(), |(h, p)| {
+                if p.bytes().all(|b| b.is_ascii_digit()) {
+                    h
+                } else {
+                    registry.as_str()
+                }
+            });
         // Plain HTTP only for a registry on loopback (test and local registries).
         let scheme = if is_loopback_host(host) {
             "http"
@@ -227,7 +228,7 @@ impl<'a> Session<'a> {
             "https"
         };
         let repository = parsed.repository().to_owned();
-        Ok(Self {
+        Self {
             net,
             base: format!("{scheme}://{registry}/v2/{repository}/"),
             credentials: registry_credentials(&registry),
@@ -236,7 +237,7 @@ impl<'a> Session<'a> {
             repository,
             authorization: None,
             challenged: false,
-        })
+        }
     }
 
     /// GET `path` under the repository, authenticating once when challenged; returns the
@@ -302,7 +303,8 @@ impl<'a> Session<'a> {
             return Err(self.refused());
         };
         let basic = self.credentials.as_ref().and_then(|(user, pass)| {
-            let encoded = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
+            let encoded =
+                base64::engine::general_purpose::STANDARD.encode(format!("{user}:{pass}"));
             HeaderValue::from_str(&format!("Basic {encoded}")).ok()
         });
         if scheme.eq_ignore_ascii_case("basic") {
@@ -341,7 +343,13 @@ impl<'a> Session<'a> {
         }
         let response = self
             .net
-            .send(&self.what, &url, &HeaderMap::new(), basic.as_ref(), &any_hop)
+            .send(
+                &self.what,
+                &url,
+                &HeaderMap::new(),
+                basic.as_ref(),
+                &any_hop,
+            )
             .await?;
         let status = response.status();
         if status.as_u16() == 429 || status.is_server_error() {
@@ -357,8 +365,12 @@ impl<'a> Session<'a> {
             bytes: MAX_TOKEN_BYTES,
             source: LimitSource::Fixed,
         };
-        let (body, _) = read_body(response, &format!("{} (token service {realm})", self.what), limit)
-            .await?;
+        let (body, _) = read_body(
+            response,
+            &format!("{} (token service {realm})", self.what),
+            limit,
+        )
+        .await?;
         let value: serde_json::Value = serde_json::from_slice(&body).map_err(|e| {
             FetchError::fatal(format!(
                 "{}: the registry's token service {realm} did not answer JSON: {e}",
@@ -398,10 +410,18 @@ impl<'a> Session<'a> {
             .await
             .ok()
             .and_then(|(body, _)| serde_json::from_slice::<serde_json::Value>(&body).ok())
-            .and_then(|v| v.get("errors").and_then(serde_json::Value::as_array).cloned())
+            .and_then(|v| {
+                v.get("errors")
+                    .and_then(serde_json::Value::as_array)
+                    .cloned()
+            })
             .into_iter()
             .flatten()
-            .filter_map(|e| e.get("code").and_then(serde_json::Value::as_str).map(str::to_owned))
+            .filter_map(|e| {
+                e.get("code")
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_owned)
+            })
             .take(4)
             .collect();
         let detail = if codes.is_empty() {
@@ -469,9 +489,7 @@ fn registry_credentials(registry: &str) -> Option<(String, String)> {
         registry
     };
     match docker_credential::get_credential(server) {
-        Ok(docker_credential::DockerCredential::UsernamePassword(user, pass)) => {
-            Some((user, pass))
-        }
+        Ok(docker_credential::DockerCredential::UsernamePassword(user, pass)) => Some((user, pass)),
         Ok(docker_credential::DockerCredential::IdentityToken(_)) => {
             crate::log!(
                 crate::logger::Level::Warn,
@@ -497,9 +515,15 @@ mod tests {
         assert_eq!(
             params,
             [
-                ("realm".to_owned(), "https://auth.docker.io/token".to_owned()),
+                (
+                    "realm".to_owned(),
+                    "https://auth.docker.io/token".to_owned()
+                ),
                 ("service".to_owned(), "registry.docker.io".to_owned()),
-                ("scope".to_owned(), "repository:library/nginx:pull".to_owned()),
+                (
+                    "scope".to_owned(),
+                    "repository:library/nginx:pull".to_owned()
+                ),
             ]
         );
         let (scheme, params) = parse_challenge("Basic realm=registry").unwrap();

@@ -132,7 +132,14 @@ pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, String> {
                         bounds.file, bounds.file_env
                     ));
                 }
-                return archive::read_bounded(file, &name, "the archive", 0, &bounds, download.len());
+                return archive::read_bounded(
+                    file,
+                    &name,
+                    "the archive",
+                    0,
+                    &bounds,
+                    download.len(),
+                );
             }
         }
         return Err(format!("the archive has no \"{bin}\""));

@@ -58,7 +58,11 @@ impl Hostile {
             child,
             port: line.trim().parse().expect("port number"),
             scheme: if tls.is_some() { "https" } else { "http" },
-            host: if tls.is_some() { "localhost" } else { "127.0.0.1" },
+            host: if tls.is_some() {
+                "localhost"
+            } else {
+                "127.0.0.1"
+            },
             root: root_dir,
         }
     }
@@ -159,13 +163,21 @@ fn issue9_f5_redirect_to_untrusted_host_is_refused() {
     let url = trusted_server.url(&format!("redirect/301?to={hop}"));
 
     // Unpinned: the hop must be trusted too.
-    let out = env.run(&resource_list(&format!("{{url: \"{url}\"}}"), &[&trusted], ""));
+    let out = env.run(&resource_list(
+        &format!("{{url: \"{url}\"}}"),
+        &[&trusted],
+        "",
+    ));
     assert_failed_with(
         &out,
         &format!("refused the redirect to {hop}: not trusted; add it to spec.trustedCatalogs"),
         "untrusted hop",
     );
-    assert!(!stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+    assert!(
+        !stdout(&out).contains("evil-was-loaded"),
+        "{}",
+        stdout(&out)
+    );
 
     // A trusted hop is followed.
     let out = env.run(&resource_list(
@@ -177,7 +189,10 @@ fn issue9_f5_redirect_to_untrusted_host_is_refused() {
     assert!(stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
 
     // Pinned: the bytes prove themselves, so any https-or-loopback hop will do.
-    let pinned = format!("{{url: \"{url}\", sha256: \"{}\"}}", sha256_hex(evil.as_bytes()));
+    let pinned = format!(
+        "{{url: \"{url}\", sha256: \"{}\"}}",
+        sha256_hex(evil.as_bytes())
+    );
     let out = Env::new(Some(&tls)).run(&resource_list(&pinned, &[&trusted], ""));
     assert!(out.status.success(), "{}", stderr(&out));
 
@@ -246,7 +261,9 @@ fn issue9_f5_exec_download_redirect_to_plain_http_is_refused() {
     );
     assert_failed_with(
         &out,
-        &format!("refused the redirect to {plain}: plain HTTP is refused except for loopback hosts"),
+        &format!(
+            "refused the redirect to {plain}: plain HTTP is refused except for loopback hosts"
+        ),
         "exec download",
     );
 }
@@ -274,7 +291,13 @@ fn issue9_f6_encoded_dot_dot_cannot_escape_a_trusted_prefix() {
     let port = free_port();
     let _server = Static(
         Command::new("python3")
-            .args(["-m", "http.server", "--bind", "127.0.0.1", &port.to_string()])
+            .args([
+                "-m",
+                "http.server",
+                "--bind",
+                "127.0.0.1",
+                &port.to_string(),
+            ])
             .current_dir(dir.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -398,4 +421,253 @@ fn issue9_f7_oci_manifests_and_blobs_are_bounded() {
         "{:?}",
         files_under(cache.path())
     );
+}
+
+/// Run python3 code with arguments; it must succeed.
+fn python(code: &str, args: &[&str]) {
+    crate::util::succeed(Command::new("python3").arg("-c").arg(code).args(args));
+}
+
+/// A 3 MB zip whose one entry `fn` unpacks to 3 GiB of zeros: one deflate chunk repeated
+/// (a full flush makes every chunk compress to the same bytes), written by hand.
+const ZIP_BOMB: &str = r#"
+import struct, sys, zlib
+chunk = bytes(1 << 20)
+co = zlib.compressobj(9, zlib.DEFLATED, -15)
+block = co.compress(chunk) + co.flush(zlib.Z_FULL_FLUSH)
+end = co.flush(zlib.Z_FINISH)
+n = 3072
+crc = 0
+for _ in range(n):
+    crc = zlib.crc32(chunk, crc)
+size, csize, name = n << 20, len(block) * n + len(end), b"fn"
+with open(sys.argv[1], "wb") as f:
+    f.write(struct.pack("<IHHHHHIIIHH", 0x04034b50, 20, 0, 8, 0, 0x21, crc, csize, size, len(name), 0) + name)
+    for _ in range(n):
+        f.write(block)
+    f.write(end)
+    offset = f.tell()
+    cd = struct.pack("<IHHHHHHIIIHHHHHII", 0x02014b50, 0x031e, 20, 0, 8, 0, 0x21, crc, csize, size, len(name), 0, 0, 0, 0, 0o100755 << 16, 0) + name
+    f.write(cd)
+    f.write(struct.pack("<IHHHHIIH", 0x06054b50, 0, 0, 1, 1, len(cd), offset, 0))
+"#;
+
+/// A `.tar.gz` of about 200 KB holding one 200 MB YAML file (a valid list).
+const TAR_BOMB: &str = r#"
+import io, sys, tarfile
+class Yaml(io.RawIOBase):
+    def __init__(self, size):
+        self.left = size
+    def readable(self):
+        return True
+    def readinto(self, b):
+        n = min(len(b), self.left)
+        line = b"- value\n" * (n // 8 + 1)
+        b[:n] = line[:n]
+        self.left -= n
+        return n
+size = 200 * 1000 * 1000
+with tarfile.open(sys.argv[1], "w:gz", compresslevel=9) as t:
+    info = tarfile.TarInfo("services/big.yaml")
+    info.size = size
+    t.addfile(info, io.BufferedReader(Yaml(size), 1 << 20))
+"#;
+
+#[test]
+fn issue9_f10_zip_bomb_exec_archive_fails_and_leaves_nothing_in_the_cache() {
+    let test = "issue9_f10_zip_bomb_exec_archive_fails_and_leaves_nothing_in_the_cache";
+    if !tool("python3", test) || !tool("openssl", test) || !tool("prlimit", test) {
+        return;
+    }
+    let tls = tls();
+    let server = Hostile::start(Some(&tls));
+    let bomb = server.root.path().join("fn.zip");
+    python(ZIP_BOMB, &[bomb.to_str().expect("utf-8")]);
+    let bytes = fs_err::read(&bomb).expect("read");
+    assert!(bytes.len() < 4 << 20, "{} bytes", bytes.len());
+    let (os, arch) = krm_catalog::runtime::exec::this_platform();
+    let dir = tempfile::tempdir().expect("dir");
+    fs_err::write(
+        dir.path().join("catalog.yaml"),
+        format!(
+            "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionCatalog\nmetadata:\n  name: acme\nspec:\n  krmFunctions:\n  - group: fn.acme.dev\n    names:\n      kind: Echo\n    versions:\n    - name: v1\n      runtime:\n        exec:\n          platforms:\n          - bin: fn\n            os: {os}\n            arch: {arch}\n            uri: \"{}\"\n            sha256: {}\n",
+            server.url("fn.zip"),
+            sha256_hex(&bytes)
+        ),
+    )
+    .expect("write");
+    let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: demo\n  data:\n    greeting: hello\n- apiVersion: fn.acme.dev/v1\n  kind: Echo\n  metadata:\n    name: step\nfunctionConfig:\n  apiVersion: krm-catalog.dev/v1alpha1\n  kind: ResolveCatalog\n  metadata:\n    name: fns\n  spec:\n    builtin: false\n    catalogs:\n    - path: catalog.yaml\n    functions: {mode: run, allowExec: true}\n";
+    let ca = tls.ca.to_string_lossy().into_owned();
+    let cache = tempfile::tempdir().expect("cache");
+    let started = Instant::now();
+    let out = bounded(
+        &[],
+        input,
+        dir.path(),
+        &[
+            ("KRM_CATALOG_CA_FILE", ca.as_str()),
+            ("KRM_CATALOG_HTTP_TIMEOUT", "20"),
+            ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
+        ],
+    );
+    assert_failed_with(
+        &out,
+        "fn.zip: entry \"fn\" unpacks to more than 268435456 bytes; raise KRM_CATALOG_MAX_DOWNLOAD_BYTES",
+        "zip bomb",
+    );
+    assert!(
+        stdout(&out).contains("greeting: hello"),
+        "lost the input: {}",
+        stdout(&out)
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(files_under(cache.path()), Vec::<PathBuf>::new());
+}
+
+#[test]
+fn issue9_f8_tar_gz_bundle_of_200_mb_yaml_fails_fast() {
+    let test = "issue9_f8_tar_gz_bundle_of_200_mb_yaml_fails_fast";
+    if !tool("python3", test) || !tool("openssl", test) || !tool("prlimit", test) {
+        return;
+    }
+    let tls = tls();
+    let server = Hostile::start(Some(&tls));
+    let bomb = server.root.path().join("big.tar.gz");
+    python(TAR_BOMB, &[bomb.to_str().expect("utf-8")]);
+    let size = fs_err::metadata(&bomb).expect("stat").len();
+    assert!(size < 1 << 20, "{size} bytes");
+    let url = server.url("big.tar.gz");
+    let ca = tls.ca.to_string_lossy().into_owned();
+    let cache = tempfile::tempdir().expect("cache");
+    let env = [
+        ("KRM_CATALOG_CA_FILE", ca.as_str()),
+        ("KRM_CATALOG_HTTP_TIMEOUT", "20"),
+        ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
+    ];
+    let needle = "entry \"services/big.yaml\" unpacks to more than 16777216 bytes; raise KRM_CATALOG_MAX_CATALOG_FILE_BYTES if this is expected";
+    let started = Instant::now();
+    let input = resource_list(&format!("{{url: \"{url}\"}}"), &[&url], "");
+    let out = bounded(&[], &input, &root(), &env);
+    assert_failed_with(&out, &format!("catalog {url}: {needle}"), "function run");
+    assert!(
+        !stderr(&out).contains(&format!("catalog {url}: catalog {url}")),
+        "the source is named twice:\n{}",
+        stderr(&out)
+    );
+    let out = bounded(&["catalog", "view", &url], "", &root(), &env);
+    assert_failed_with(&out, &format!("catalog {url}: {needle}"), "catalog view");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    // The total is bounded too, and says how to raise it.
+    let out = bounded(
+        &["catalog", "view", &url],
+        "",
+        &root(),
+        &[
+            env[0],
+            env[1],
+            env[2],
+            ("KRM_CATALOG_MAX_CATALOG_BYTES", "1000000"),
+        ],
+    );
+    assert_failed_with(
+        &out,
+        "the bundle unpacks to more than 1000000 bytes; raise KRM_CATALOG_MAX_CATALOG_BYTES",
+        "total",
+    );
+}
+
+#[test]
+fn issue9_f10_local_catalog_skips_other_files_unread_and_bounds_yaml_files() {
+    let test = "issue9_f10_local_catalog_skips_other_files_unread_and_bounds_yaml_files";
+    if !tool("prlimit", test) {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("dir");
+    fs_err::write(dir.path().join("catalog.yaml"), CATALOG).expect("write");
+    // 3 GiB that takes no disk (sparse): reading it is the regression.
+    fs_err::File::create(dir.path().join("image.bin"))
+        .and_then(|f| f.set_len(3 << 30))
+        .expect("sparse file");
+    let input = resource_list(&format!("{{path: \"{}\"}}", dir.path().display()), &[], "");
+    let out = bounded(&[], &input, &root(), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("greeting: hello"), "{}", stdout(&out));
+    // A YAML file above the per-file limit: refused by its size, unread.
+    fs_err::create_dir_all(dir.path().join("services")).expect("mkdir");
+    fs_err::File::create(dir.path().join("services/huge.yaml"))
+        .and_then(|f| f.set_len(20 << 20))
+        .expect("sparse file");
+    let out = bounded(&[], &input, &root(), &[]);
+    assert_failed_with(
+        &out,
+        "\"services/huge.yaml\" is 20971520 bytes, more than the limit of 16777216 bytes per catalog file; raise KRM_CATALOG_MAX_CATALOG_FILE_BYTES if this is expected",
+        "huge yaml",
+    );
+}
+
+#[test]
+fn issue9_sha256_pins_are_checked_when_read() {
+    // ConfigMap form: at parse time, pointing at the entry.
+    let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: fn\n  data:\n    catalogs: https://example.invalid/c.yaml#sha256=\n    trusted-catalogs: https://example.invalid/*\n";
+    let out = crate::util::run(&[], input, &root());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("data.catalogs[0]: \"\" after #sha256= is not a sha256 digest"),
+        "{}",
+        stderr(&out)
+    );
+    // Command line: refused before any request (the host does not even resolve).
+    for pin in ["", "xyz", &"A".repeat(64)] {
+        let reference = format!("https://example.invalid/c.yaml#sha256={pin}");
+        let out = crate::util::run(&["catalog", "pull", &reference], "", &root());
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!(
+                "https://example.invalid/c.yaml: sha256 pin \"{pin}\" is not a sha256 digest"
+            )),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn issue9_stale_temp_files_in_the_cache_are_cleaned() {
+    let test = "issue9_stale_temp_files_in_the_cache_are_cleaned";
+    if !tool("python3", test) {
+        return;
+    }
+    let server = Hostile::start(None);
+    server.put("catalog.yaml", CATALOG.as_bytes());
+    let cache = tempfile::tempdir().expect("cache");
+    let tmp = cache.path().join("tmp");
+    fs_err::create_dir_all(&tmp).expect("mkdir");
+    // What a writer killed an hour ago left behind.
+    let stale = tmp.join("4242.deadbeef.1");
+    fs_err::write(&stale, vec![0u8; 1 << 20]).expect("write");
+    std::fs::File::options()
+        .write(true)
+        .open(&stale)
+        .and_then(|f| f.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600)))
+        .expect("mtime");
+    let out = crate::util::run_env(
+        &["catalog", "pull", &server.url("catalog.yaml")],
+        "",
+        &root(),
+        &[("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8"))],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        !stale.exists(),
+        "the killed writer's temp file is still there"
+    );
+    assert_eq!(files_under(&tmp), Vec::<PathBuf>::new());
 }
