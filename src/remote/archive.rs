@@ -32,6 +32,9 @@ pub struct Bounds {
     pub file: u64,
     /// Variable for `file`.
     pub file_env: &'static str,
+    /// Keep only catalog files (YAML, `.j2` templates), skipping the rest unread, as local
+    /// catalog directories do (so both digest the same files).
+    pub catalog_only: bool,
 }
 
 fn env_bytes(key: &str, default: u64) -> u64 {
@@ -49,6 +52,7 @@ impl Bounds {
             total_env: MAX_CATALOG_BYTES_ENV,
             file: max_catalog_file_bytes(),
             file_env: MAX_CATALOG_FILE_BYTES_ENV,
+            catalog_only: true,
         }
     }
 
@@ -60,6 +64,7 @@ impl Bounds {
             total_env: super::net::MAX_DOWNLOAD_ENV,
             file: limit,
             file_env: super::net::MAX_DOWNLOAD_ENV,
+            catalog_only: false,
         }
     }
 
@@ -137,7 +142,11 @@ pub fn unpack(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, S
                 "entry \"{raw}\" is a link; catalog bundles may only contain files"
             ));
         }
-        if !kind.is_file() {
+        if !kind.is_file()
+            || (bounds.catalog_only
+                && !(crate::yaml::is_yaml_file(&path)
+                    || crate::yaml::has_extension(&path, &["j2"])))
+        {
             continue;
         }
         let content = read_bounded(entry, &raw, "the bundle", total, bounds, bytes.len())?;
@@ -229,7 +238,11 @@ mod tests {
 
     #[test]
     fn unpacks_and_strips_a_wrapping_directory() {
-        let tgz = pack(&[("acme/services/a.yaml", b"a"), ("acme/catalog.yaml", b"c")]);
+        let tgz = pack(&[
+            ("acme/services/a.yaml", b"a"),
+            ("acme/catalog.yaml", b"c"),
+            ("acme/README.md", b"skipped unread"),
+        ]);
         assert!(is_gzip(&tgz));
         let files = unpack(&tgz, &Bounds::catalog()).unwrap();
         let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
@@ -260,6 +273,7 @@ mod tests {
             total_env: "TOTAL",
             file,
             file_env: "FILE",
+            catalog_only: true,
         };
         assert_eq!(
             unpack(&big, &small(1 << 20, 1024)).unwrap_err(),
@@ -283,6 +297,7 @@ mod tests {
             total_env: "TOTAL",
             file: u64::MAX,
             file_env: "FILE",
+            catalog_only: false,
         };
         let e = unpack(&bomb, &generous).unwrap_err();
         assert!(
