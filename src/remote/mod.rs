@@ -113,9 +113,12 @@ fn percent_decode(segment: &str) -> String {
 pub fn check_url_path(text: &str) -> Result<reqwest::Url, String> {
     let url = reqwest::Url::parse(text).map_err(|e| format!("{text} is not a URL: {e}"))?;
     let after_scheme = text.split_once("://").map_or(text, |(_, rest)| rest);
-    let path_start = after_scheme.find(['/', '\\']).unwrap_or(after_scheme.len());
-    let path = &after_scheme[path_start..];
-    let path = path.split(['?', '#']).next().unwrap_or(path);
+    let before_query = after_scheme
+        .split(['?', '#'])
+        .next()
+        .unwrap_or(after_scheme);
+    let path_start = before_query.find(['/', '\\']).unwrap_or(before_query.len());
+    let path = &before_query[path_start..];
     for segment in path.split(['/', '\\']) {
         let decoded = percent_decode(segment);
         if decoded.contains(['/', '\\']) {
@@ -649,6 +652,7 @@ mod tests {
             assert!(e.starts_with(url) && e.contains(needle), "{url}: {e}");
         }
         assert!(check_url_path("https://h/t/a.yaml?next=..%2f").is_ok());
+        assert!(check_url_path("https://h?next=/../x").is_ok());
         assert!(check_url_path("https://h/t/a%20b.yaml").is_ok());
     }
 }
