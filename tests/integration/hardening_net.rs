@@ -413,6 +413,16 @@ fn issue9_f7_oci_manifests_and_blobs_are_bounded() {
         stdout(&out),
         stderr(&out)
     );
+    // `catalog lock` asks the registry for the digest of an unpinned tag: bounded the same way.
+    let catalog = fs_err::read_to_string(dir.path().join("catalog.yaml")).expect("read");
+    let unpinned = catalog
+        .lines()
+        .filter(|l| !l.contains("sha256:"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    fs_err::write(dir.path().join("catalog.yaml"), unpinned).expect("write");
+    let out = bounded(&["catalog", "lock", "catalog.yaml"], "", dir.path(), &env);
+    assert_failed_with(&out, "raise KRM_CATALOG_MAX_MANIFEST_BYTES", "catalog lock");
     // Nothing that failed was cached.
     assert!(
         !files_under(cache.path())
