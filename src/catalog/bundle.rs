@@ -131,7 +131,7 @@ impl Bundle {
             let name = path
                 .file_name()
                 .map_or_else(|| label.to_owned(), |n| n.to_string_lossy().into_owned());
-            return match read_catalog_file(path, &name) {
+            return match read_catalog_file(path) {
                 Ok(bytes) => Self::from_single_file(origin, &name, &bytes),
                 Err(e) => Loader::new(origin).fail(CatalogError::new(&source, e)),
             };
@@ -544,12 +544,13 @@ pub const MAX_CATALOG_FILE_BYTES_ENV: &str = "KRM_CATALOG_MAX_CATALOG_FILE_BYTES
 
 /// Read one catalog file, refusing it by its size before reading (and bounding the read, in
 /// case it grows meanwhile).
-fn read_catalog_file(path: &Path, name: &str) -> Result<Vec<u8>, String> {
+/// Errors leave naming the file to the caller (the label or `in_file` does).
+fn read_catalog_file(path: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read as _;
     let limit = max_catalog_file_bytes();
     let too_big = |size: u64| {
         format!(
-            "\"{name}\" is {size} bytes, more than the limit of {limit} bytes per catalog file; raise {MAX_CATALOG_FILE_BYTES_ENV} if this is expected"
+            "{size} bytes is more than the limit of {limit} bytes per catalog file; raise {MAX_CATALOG_FILE_BYTES_ENV} if this is expected"
         )
     };
     let file = fs_err::File::open(path).map_err(|e| e.to_string())?;
@@ -642,7 +643,7 @@ fn read_tree(source: &str, root: &Path) -> (Vec<(String, Vec<u8>)>, Vec<CatalogE
                 if !(yaml::is_yaml_file(&name) || yaml::has_extension(&name, &["j2"])) {
                     continue;
                 }
-                match read_catalog_file(&target, &rel_path) {
+                match read_catalog_file(&target) {
                     Ok(bytes) => out.push((rel_path, bytes)),
                     Err(e) => errors.push(CatalogError::new(source, e).in_file(rel_path)),
                 }

@@ -44,6 +44,7 @@ impl Net {
         let (_, hex, _) = session
             .get(
                 &manifest_path(&parsed),
+                "manifest",
                 &[OCI_MANIFEST, DOCKER_MANIFEST, OCI_INDEX, DOCKER_LIST],
                 manifest_limit(),
             )
@@ -69,6 +70,7 @@ impl Net {
         let (bytes, hex, headers) = session
             .get(
                 &manifest_path(&parsed),
+                "manifest",
                 &[OCI_MANIFEST, DOCKER_MANIFEST],
                 manifest_limit(),
             )
@@ -145,7 +147,12 @@ impl Net {
             // A blob may be no longer than its descriptor says (the limit above bounds that).
             let blob_limit = limit.declared(size);
             let (data, got, _) = session
-                .get(&format!("blobs/{layer_digest}"), &[], blob_limit)
+                .get(
+                    &format!("blobs/{layer_digest}"),
+                    &format!("layer {layer_digest}"),
+                    &[],
+                    blob_limit,
+                )
                 .await?;
             if data.len() as u64 != size {
                 return Err(FetchError::fatal(format!(
@@ -241,10 +248,11 @@ impl<'a> Session<'a> {
     }
 
     /// GET `path` under the repository, authenticating once when challenged; returns the
-    /// body, its hex sha256 and the response headers.
+    /// body, its hex sha256 and the response headers. `part` names the body in messages.
     async fn get(
         &mut self,
         path: &str,
+        part: &str,
         accept: &[&str],
         limit: Limit,
     ) -> Result<(Vec<u8>, String, HeaderMap), FetchError> {
@@ -283,7 +291,7 @@ impl<'a> Session<'a> {
                 return Err(self.status_error(response).await);
             }
             let headers = response.headers().clone();
-            let (body, hex) = read_body(response, &self.what, limit).await?;
+            let (body, hex) = read_body(response, &format!("{}: {part}", self.what), limit).await?;
             return Ok((body, hex, headers));
         }
     }

@@ -618,7 +618,7 @@ fn issue9_f10_local_catalog_skips_other_files_unread_and_bounds_yaml_files() {
     let out = bounded(&[], &input, &root(), &[]);
     assert_failed_with(
         &out,
-        "\"services/huge.yaml\" is 20971520 bytes, more than the limit of 16777216 bytes per catalog file; raise KRM_CATALOG_MAX_CATALOG_FILE_BYTES if this is expected",
+        "services/huge.yaml: 20971520 bytes is more than the limit of 16777216 bytes per catalog file; raise KRM_CATALOG_MAX_CATALOG_FILE_BYTES if this is expected",
         "huge yaml",
     );
 }
