@@ -310,6 +310,13 @@ impl Remote {
     ) -> Result<Bundle, String> {
         let parsed = check_url_path(url)?;
         check_transport(&parsed).map_err(|e| format!("{url}: {e}"))?;
+        // `url: …#sha256=…` looks pinned but is not: a fragment never reaches the server and
+        // nothing here would check it.
+        if let Some(fragment) = parsed.fragment() {
+            return Err(format!(
+                "{url}: the fragment \"#{fragment}\" pins nothing (it is never sent or checked); set the entry's sha256 field instead"
+            ));
+        }
         if let Some(pin) = pin
             && !crate::config::is_sha256_hex(pin)
         {

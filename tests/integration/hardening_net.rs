@@ -634,6 +634,22 @@ fn issue9_sha256_pins_are_checked_when_read() {
         "{}",
         stderr(&out)
     );
+    // Structured form: a pin written into the URL would pin nothing; refused, not ignored.
+    let pin = "ab".repeat(32);
+    let input = resource_list(
+        &format!("{{url: \"https://example.invalid/c.yaml#sha256={pin}\"}}"),
+        &["https://example.invalid/*"],
+        "",
+    );
+    let out = crate::util::run(&[], &input, &root());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "the fragment \"#sha256={pin}\" pins nothing (it is never sent or checked); set the entry's sha256 field instead"
+        )),
+        "{}",
+        stderr(&out)
+    );
     // Command line: refused before any request (the host does not even resolve).
     for pin in ["", "xyz", &"A".repeat(64)] {
         let reference = format!("https://example.invalid/c.yaml#sha256={pin}");
