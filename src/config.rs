@@ -462,7 +462,16 @@ fn read_configmap(config: &Value, problems: &mut Vec<Problem>) -> Settings {
                     let field = format!("{path}[{i}]");
                     let source = if entry.starts_with("https://") || entry.starts_with("http://") {
                         let (url, sha256) = match entry.split_once("#sha256=") {
-                            Some((u, d)) => (u.to_owned(), Some(d.to_owned())),
+                            Some((u, d)) => {
+                                if !is_sha256_hex(d) {
+                                    problems.push(Problem::new(
+                                        &field,
+                                        format!("\"{d}\" after #sha256= is not a sha256 digest (64 lowercase hex characters)"),
+                                    ));
+                                    continue;
+                                }
+                                (u.to_owned(), Some(d.to_owned()))
+                            }
                             None => (entry.clone(), None),
                         };
                         CatalogSource::Url { url, sha256 }

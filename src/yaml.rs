@@ -380,10 +380,15 @@ mod properties {
             '.' => float.is_match(s),
             '+' | '-' | '0'..='9' => {
                 let plain = s.replace('_', "");
+                // go-yaml v2 `resolve`: `0b…`/`-0b…` are ints only when `ParseInt(rest, 2)`
+                // succeeds, so a bare `0b` stays a string.
+                let binary = |rest: Option<&str>| {
+                    rest.is_some_and(|d| !d.is_empty() && d.chars().all(|c| c == '0' || c == '1'))
+                };
                 go_parse_int(&plain)
                     || float.is_match(&plain)
-                    || plain.starts_with("0b")
-                    || plain.starts_with("-0b")
+                    || binary(plain.strip_prefix("0b"))
+                    || binary(plain.strip_prefix("-0b"))
             }
             _ => false,
         }
@@ -500,6 +505,8 @@ mod properties {
         "e3",
         "1e",
         "0x",
+        "0b",
+        "0b2",
         "ñ",
         "x: y: z",
     ];

@@ -134,9 +134,9 @@ impl Bundle {
             let name = path
                 .file_name()
                 .map_or_else(|| label.to_owned(), |n| n.to_string_lossy().into_owned());
-            return match fs_err::read(path) {
+            return match read_catalog_file(path) {
                 Ok(bytes) => Self::from_single_file(origin, &name, &bytes),
-                Err(e) => Loader::new(origin).fail(CatalogError::new(&source, e.to_string())),
+                Err(e) => Loader::new(origin).fail(CatalogError::new(&source, e)),
             };
         }
         let (files, errors) = read_tree(&source, path);
@@ -566,6 +566,43 @@ fn is_strict_semver(v: &str) -> bool {
 
 /// Read every regular file under `root` (following symlinks that stay inside it), as relative
 /// slash paths. A symlink that leads outside the root is an error, not a silent skip.
+/// The largest catalog file read (`KRM_CATALOG_MAX_CATALOG_FILE_BYTES`, default 16 MiB).
+fn max_catalog_file_bytes() -> u64 {
+    std::env::var(MAX_CATALOG_FILE_BYTES_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(16 * 1024 * 1024)
+}
+
+/// Variable that raises the size limit of one catalog file (shared with unpacked bundles).
+pub const MAX_CATALOG_FILE_BYTES_ENV: &str = "KRM_CATALOG_MAX_CATALOG_FILE_BYTES";
+
+/// Read one catalog file, refusing it by its size before reading (and bounding the read, in
+/// case it grows meanwhile).
+/// Errors leave naming the file to the caller (the label or `in_file` does).
+fn read_catalog_file(path: &Path) -> Result<Vec<u8>, String> {
+    use std::io::Read as _;
+    let limit = max_catalog_file_bytes();
+    let too_big = |size: u64| {
+        format!(
+            "{size} bytes is more than the limit of {limit} bytes per catalog file; raise {MAX_CATALOG_FILE_BYTES_ENV} if this is expected"
+        )
+    };
+    let file = fs_err::File::open(path).map_err(|e| e.to_string())?;
+    let size = file.metadata().map_err(|e| e.to_string())?.len();
+    if size > limit {
+        return Err(too_big(size));
+    }
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if bytes.len() as u64 > limit {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
 fn read_tree(source: &str, root: &Path) -> (Vec<(String, Vec<u8>)>, Vec<CatalogError>) {
     let canonical_root = match fs_err::canonicalize(root) {
         Ok(r) => r,
@@ -636,11 +673,14 @@ fn read_tree(source: &str, root: &Path) -> (Vec<(String, Vec<u8>)>, Vec<CatalogE
             if target.is_dir() {
                 stack.push((target, rel_path));
             } else if target.is_file() {
-                match fs_err::read(&target) {
+                // Only YAML and templates are ever used: skip the rest by name, unread, so a
+                // huge unrelated file costs nothing (issue 9, F10).
+                if !(yaml::is_yaml_file(&name) || yaml::has_extension(&name, &["j2"])) {
+                    continue;
+                }
+                match read_catalog_file(&target) {
                     Ok(bytes) => out.push((rel_path, bytes)),
-                    Err(e) => {
-                        errors.push(CatalogError::new(source, e.to_string()).in_file(rel_path));
-                    }
+                    Err(e) => errors.push(CatalogError::new(source, e).in_file(rel_path)),
                 }
             }
         }

@@ -8,20 +8,126 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
     bytes.starts_with(&[0x1f, 0x8b])
 }
 
+/// Catalog content unpacked from a `.tar.gz` (remote bundles, OCI tar+gzip layers), all
+/// files together (default 64 MiB).
+pub const MAX_CATALOG_BYTES_ENV: &str = "KRM_CATALOG_MAX_CATALOG_BYTES";
+/// One catalog file, unpacked or read from a local catalog directory (default 16 MiB).
+pub const MAX_CATALOG_FILE_BYTES_ENV: &str = "KRM_CATALOG_MAX_CATALOG_FILE_BYTES";
+/// Entries in one archive (tar or zip).
+pub const MAX_ENTRIES: usize = 10_000;
+/// Unpacked bytes per packed byte beyond [`RATIO_FLOOR`] (default 200): real catalogs and
+/// binaries stay far below it (YAML packs 5-30 times), bombs (gigabytes of zeros) far above.
+pub const MAX_RATIO_ENV: &str = "KRM_CATALOG_MAX_UNPACK_RATIO";
+/// Output below this size is never a bomb, whatever the ratio.
+pub const RATIO_FLOOR: u64 = 8 * 1024 * 1024;
+
+/// Bounds for unpacking one archive; messages name the variable that raises each.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    /// All files together.
+    pub total: u64,
+    /// Variable for `total`.
+    pub total_env: &'static str,
+    /// One file.
+    pub file: u64,
+    /// Variable for `file`.
+    pub file_env: &'static str,
+    /// Keep only catalog files (YAML, `.j2` templates), skipping the rest unread, as local
+    /// catalog directories do (so both digest the same files).
+    pub catalog_only: bool,
+}
+
+fn env_bytes(key: &str, default: u64) -> u64 {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+impl Bounds {
+    /// Catalog bundles: `KRM_CATALOG_MAX_CATALOG_BYTES`, `KRM_CATALOG_MAX_CATALOG_FILE_BYTES`.
+    pub fn catalog() -> Self {
+        Self {
+            total: env_bytes(MAX_CATALOG_BYTES_ENV, 64 * 1024 * 1024),
+            total_env: MAX_CATALOG_BYTES_ENV,
+            file: max_catalog_file_bytes(),
+            file_env: MAX_CATALOG_FILE_BYTES_ENV,
+            catalog_only: true,
+        }
+    }
+
+    /// Exec archives: four times the download limit, for all entries and for one.
+    pub fn exec() -> Self {
+        let limit = (super::net::max_download_bytes() as u64).saturating_mul(4);
+        Self {
+            total: limit,
+            total_env: super::net::MAX_DOWNLOAD_ENV,
+            file: limit,
+            file_env: super::net::MAX_DOWNLOAD_ENV,
+            catalog_only: false,
+        }
+    }
+
+    /// The most a `packed`-byte archive may unpack to (the ratio bound).
+    fn ratio_cap(packed: usize) -> u64 {
+        (packed as u64).saturating_mul(max_ratio()).max(RATIO_FLOOR)
+    }
+
+    fn total_error(&self, what: &str) -> String {
+        format!(
+            "{what} unpacks to more than {} bytes; raise {} if this is expected",
+            self.total, self.total_env
+        )
+    }
+
+    fn file_error(&self, name: &str) -> String {
+        format!(
+            "entry \"{name}\" unpacks to more than {} bytes; raise {} if this is expected",
+            self.file, self.file_env
+        )
+    }
+
+    fn ratio_error(what: &str, packed: usize, out: u64) -> String {
+        format!(
+            "{what} unpacks to more than {out} bytes from {packed}, more than {} times its size (a likely decompression bomb); raise {MAX_RATIO_ENV} if this is expected",
+            max_ratio()
+        )
+    }
+}
+
+fn max_ratio() -> u64 {
+    env_bytes(MAX_RATIO_ENV, 200).max(1)
+}
+
+/// The largest single catalog file (`KRM_CATALOG_MAX_CATALOG_FILE_BYTES`, default 16 MiB).
+pub fn max_catalog_file_bytes() -> u64 {
+    env_bytes(MAX_CATALOG_FILE_BYTES_ENV, 16 * 1024 * 1024)
+}
+
 /// Unpack a `.tar.gz` into relative paths and contents. A single top-level directory that
-/// wraps the whole bundle (`catalog/services/...`) is stripped.
-pub fn unpack(bytes: &[u8], limit: usize) -> Result<Vec<(String, Vec<u8>)>, String> {
+/// wraps the whole bundle (`catalog/services/...`) is stripped. Bounded in entries, in bytes
+/// per file and in total, and in the unpacked/packed ratio, all checked while reading.
+pub fn unpack(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, String> {
     let decoder = flate2::read::GzDecoder::new(bytes);
-    // The tar stream (headers included) is bounded too, so a gzip bomb stops early.
-    let mut archive =
-        tar::Archive::new(decoder.take((limit as u64).saturating_mul(2).saturating_add(1 << 16)));
+    let ratio_cap = Bounds::ratio_cap(bytes.len());
+    // The tar stream (headers and padding included) is bounded too, so a gzip bomb of
+    // headers or padding stops early.
+    let stream_cap = bounds
+        .total
+        .min(ratio_cap)
+        .saturating_mul(2)
+        .saturating_add(1 << 20);
+    let mut archive = tar::Archive::new(decoder.take(stream_cap));
     let mut files = Vec::new();
-    let mut total = 0usize;
+    let mut total = 0u64;
     let entries = archive
         .entries()
         .map_err(|e| format!("not a tar.gz bundle: {e}"))?;
-    for entry in entries {
-        let mut entry = entry.map_err(|e| format!("corrupt tar.gz bundle: {e}"))?;
+    for (count, entry) in entries.enumerate() {
+        if count >= MAX_ENTRIES {
+            return Err(format!("the archive has more than {MAX_ENTRIES} entries"));
+        }
+        let entry = entry.map_err(|e| format!("corrupt tar.gz bundle: {e}"))?;
         let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let kind = entry.header().entry_type();
         if kind.is_dir() {
@@ -36,20 +142,51 @@ pub fn unpack(bytes: &[u8], limit: usize) -> Result<Vec<(String, Vec<u8>)>, Stri
                 "entry \"{raw}\" is a link; catalog bundles may only contain files"
             ));
         }
-        if !kind.is_file() {
+        if !kind.is_file()
+            || (bounds.catalog_only
+                && !(crate::yaml::is_yaml_file(&path)
+                    || crate::yaml::has_extension(&path, &["j2"])))
+        {
             continue;
         }
-        let mut content = Vec::new();
-        entry
-            .read_to_end(&mut content)
-            .map_err(|e| format!("corrupt tar.gz bundle at \"{raw}\": {e}"))?;
-        total += content.len();
-        if total > limit {
-            return Err(format!("bundle unpacks to more than {limit} bytes"));
-        }
+        let content = read_bounded(entry, &raw, "the bundle", total, bounds, bytes.len())?;
+        total += content.len() as u64;
         files.push((path, content));
     }
     Ok(strip_wrapper(files))
+}
+
+/// Read one entry, failing as soon as it passes the per-file bound, the total (with what
+/// came before) or the ratio cap for an archive of `packed` bytes; `what` names the archive.
+pub fn read_bounded(
+    entry: impl std::io::Read,
+    name: &str,
+    what: &str,
+    before: u64,
+    bounds: &Bounds,
+    packed: usize,
+) -> Result<Vec<u8>, String> {
+    let ratio_cap = Bounds::ratio_cap(packed);
+    let room = bounds
+        .file
+        .min(bounds.total.saturating_sub(before))
+        .min(ratio_cap.saturating_sub(before));
+    let mut content = Vec::new();
+    entry
+        .take(room.saturating_add(1))
+        .read_to_end(&mut content)
+        .map_err(|e| format!("corrupt archive at \"{name}\": {e}"))?;
+    let size = content.len() as u64;
+    if size > bounds.file {
+        return Err(bounds.file_error(name));
+    }
+    if before + size > bounds.total {
+        return Err(bounds.total_error(what));
+    }
+    if before + size > ratio_cap {
+        return Err(Bounds::ratio_error(what, packed, ratio_cap));
+    }
+    Ok(content)
 }
 
 fn strip_wrapper(files: Vec<(String, Vec<u8>)>) -> Vec<(String, Vec<u8>)> {
@@ -101,9 +238,13 @@ mod tests {
 
     #[test]
     fn unpacks_and_strips_a_wrapping_directory() {
-        let tgz = pack(&[("acme/services/a.yaml", b"a"), ("acme/catalog.yaml", b"c")]);
+        let tgz = pack(&[
+            ("acme/services/a.yaml", b"a"),
+            ("acme/catalog.yaml", b"c"),
+            ("acme/README.md", b"skipped unread"),
+        ]);
         assert!(is_gzip(&tgz));
-        let files = unpack(&tgz, 1 << 20).unwrap();
+        let files = unpack(&tgz, &Bounds::catalog()).unwrap();
         let names: Vec<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(names, ["services/a.yaml", "catalog.yaml"]);
     }
@@ -123,14 +264,51 @@ mod tests {
         builder.append(&header, &b"x"[..]).unwrap();
         let tgz = builder.into_inner().unwrap().finish().unwrap();
         assert_eq!(
-            unpack(&tgz, 1 << 20).unwrap_err(),
+            unpack(&tgz, &Bounds::catalog()).unwrap_err(),
             "entry \"../../etc/passwd\" escapes the bundle root"
         );
         let big = pack(&[("services/a.yaml", &[b'a'; 2048])]);
+        let small = |total, file| Bounds {
+            total,
+            total_env: "TOTAL",
+            file,
+            file_env: "FILE",
+            catalog_only: true,
+        };
+        assert_eq!(
+            unpack(&big, &small(1 << 20, 1024)).unwrap_err(),
+            "entry \"services/a.yaml\" unpacks to more than 1024 bytes; raise FILE if this is expected"
+        );
+        let two = pack(&[("a.yaml", &[b'a'; 800]), ("b.yaml", &[b'b'; 800])]);
+        assert_eq!(
+            unpack(&two, &small(1024, 1024)).unwrap_err(),
+            "the bundle unpacks to more than 1024 bytes; raise TOTAL if this is expected"
+        );
+    }
+
+    #[test]
+    fn issue9_f8_bombs_stop_at_the_ratio_and_entry_count() {
+        // 64 MiB of zeros packs to about 64 KiB: far above the ratio, stopped early.
+        let zeros = vec![0u8; 64 << 20];
+        let bomb = pack(&[("services/a.yaml", &zeros)]);
+        assert!(bomb.len() < 1 << 20, "{}", bomb.len());
+        let generous = Bounds {
+            total: u64::MAX,
+            total_env: "TOTAL",
+            file: u64::MAX,
+            file_env: "FILE",
+            catalog_only: false,
+        };
+        let e = unpack(&bomb, &generous).unwrap_err();
         assert!(
-            unpack(&big, 1024)
-                .unwrap_err()
-                .contains("more than 1024 bytes")
+            e.contains("a likely decompression bomb); raise KRM_CATALOG_MAX_UNPACK_RATIO"),
+            "{e}"
+        );
+        let names: Vec<String> = (0..=MAX_ENTRIES).map(|i| format!("f{i}")).collect();
+        let many: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b""[..])).collect();
+        assert_eq!(
+            unpack(&pack(&many), &generous).unwrap_err(),
+            format!("the archive has more than {MAX_ENTRIES} entries")
         );
     }
 }

@@ -12,6 +12,10 @@ use crate::verify::sha256_hex;
 /// Environment variable naming the cache directory.
 pub const CACHE_ENV: &str = "KRM_CATALOG_CACHE";
 
+/// A temp file this old in `tmp/` belongs to a writer that was killed: no write (at most the
+/// download limit, synced) takes this long.
+pub const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(15 * 60);
+
 /// What a reference resolved to when it was fetched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefEntry {
@@ -135,10 +139,38 @@ impl Cache {
         self.write_atomically(&path, text.as_bytes())
     }
 
+    /// Remove temp files left in `tmp/` by killed writers (older than [`STALE_TMP`]); a
+    /// fresh one may be another process's write in progress. Best effort: called before
+    /// writing, failures are ignored.
+    pub fn clean_stale_tmp(&self) {
+        let Some(root) = &self.root else {
+            return;
+        };
+        let Ok(entries) = fs_err::read_dir(root.join("tmp")) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let stale = entry
+                .metadata()
+                .ok()
+                .filter(std::fs::Metadata::is_file)
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > STALE_TMP);
+            if stale {
+                let _ = fs_err::remove_file(entry.path());
+            }
+        }
+    }
+
     fn write_atomically(&self, path: &Path, bytes: &[u8]) -> Result<(), String> {
+        // Once per process, where the process writes anyway (a read-only cache is never
+        // touched).
+        static CLEANED: std::sync::Once = std::sync::Once::new();
         let Some(root) = &self.root else {
             return Ok(());
         };
+        CLEANED.call_once(|| self.clean_stale_tmp());
         let tmp_dir = root.join("tmp");
         let parent = path.parent().unwrap_or(root);
         for dir in [&tmp_dir, &parent.to_path_buf()] {
@@ -192,6 +224,31 @@ mod tests {
         assert_eq!(cache.get_ref("https://example.com/other.yaml"), None);
         // Nothing is left in tmp/.
         assert_eq!(fs_err::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn issue9_stale_temp_files_of_killed_writers_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::at(dir.path());
+        let tmp = dir.path().join("tmp");
+        fs_err::create_dir_all(&tmp).unwrap();
+        let old = std::time::SystemTime::now() - STALE_TMP - std::time::Duration::from_secs(60);
+        let stale = tmp.join("1234.abc.1");
+        fs_err::write(&stale, vec![0u8; 1024]).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&stale)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let fresh = tmp.join("5678.def.2");
+        fs_err::write(&fresh, b"a write in progress").unwrap();
+        cache.clean_stale_tmp();
+        assert!(!stale.exists(), "a killed writer's file stays forever");
+        assert!(
+            fresh.exists(),
+            "another process's write in progress was removed"
+        );
     }
 
     #[test]

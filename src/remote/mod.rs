@@ -5,6 +5,7 @@
 pub mod archive;
 pub mod cache;
 pub mod net;
+pub mod oci;
 
 use std::cell::OnceCell;
 
@@ -12,14 +13,20 @@ use crate::catalog::{Bundle, CatalogError, Origin};
 use crate::config::CatalogSource;
 use crate::verify::sha256_hex;
 use cache::{Cache, RefEntry};
-use net::{Net, is_loopback_host};
+use net::{Net, check_transport};
 
 /// Whether a remote reference matches a `trustedCatalogs` entry: exactly, by its repository
-/// (an OCI reference without tag or digest), or by a prefix ending in `*`.
+/// (an OCI reference without tag or digest), or by a prefix ending in `*`. URLs are compared
+/// as parsed URLs: scheme, host and port exactly, the percent-decoded path segment by segment
+/// (a prefix's last segment may be the start of the URL's), so `trusted/..%2fevil.yaml` is not
+/// under `trusted/*`. A URL that [`check_url_path`] refuses is never trusted.
 pub fn is_trusted(reference: &str, trusted: &[String]) -> bool {
-    // URLs are compared as they will be fetched: `a/trusted/../b` is `b`.
-    let normalized = normalize_url(reference);
-    let reference = normalized.as_deref().unwrap_or(reference);
+    if reference.starts_with("https://") || reference.starts_with("http://") {
+        let Ok(url) = check_url_path(reference) else {
+            return false;
+        };
+        return trusted.iter().any(|entry| url_matches(&url, entry.trim()));
+    }
     let bare = reference.strip_prefix("oci://").unwrap_or(reference);
     let repository = bare.split('@').next().map(|r| match r.rfind(':') {
         Some(i) if !r[i..].contains('/') => &r[..i],
@@ -27,11 +34,6 @@ pub fn is_trusted(reference: &str, trusted: &[String]) -> bool {
     });
     trusted.iter().any(|entry| {
         let entry = entry.trim();
-        let normalized = match entry.strip_suffix('*') {
-            Some(prefix) => normalize_url(prefix).map(|p| format!("{p}*")),
-            None => normalize_url(entry),
-        };
-        let entry = normalized.as_deref().unwrap_or(entry);
         let e = entry.strip_prefix("oci://").unwrap_or(entry);
         match e.strip_suffix('*') {
             Some(prefix) => bare.starts_with(prefix),
@@ -40,13 +42,97 @@ pub fn is_trusted(reference: &str, trusted: &[String]) -> bool {
     })
 }
 
-/// An `http(s)://` URL in the form it is requested (dot segments resolved, host lowercased);
-/// `None` for anything else.
-fn normalize_url(text: &str) -> Option<String> {
+fn url_matches(url: &reqwest::Url, entry: &str) -> bool {
+    let (text, prefix) = match entry.strip_suffix('*') {
+        Some(p) => (p, true),
+        None => (entry, false),
+    };
     if !(text.starts_with("https://") || text.starts_with("http://")) {
-        return None;
+        return false;
     }
-    reqwest::Url::parse(text).ok().map(String::from)
+    let Ok(e) = check_url_path(text) else {
+        return false;
+    };
+    if e.scheme() != url.scheme()
+        || e.host_str() != url.host_str()
+        || e.port_or_known_default() != url.port_or_known_default()
+    {
+        return false;
+    }
+    let (ours, theirs) = (decoded_segments(url), decoded_segments(&e));
+    if !prefix {
+        return ours == theirs && e.query() == url.query();
+    }
+    if e.query().is_some() {
+        // A prefix with a query: the path must be the same, the query starts the URL's.
+        return ours == theirs
+            && url
+                .query()
+                .is_some_and(|q| q.starts_with(e.query().unwrap_or_default()));
+    }
+    let Some((last, whole)) = theirs.split_last() else {
+        return false;
+    };
+    ours.len() > whole.len()
+        && ours[..whole.len()] == *whole
+        && ours[whole.len()].starts_with(last.as_str())
+}
+
+fn decoded_segments(url: &reqwest::Url) -> Vec<String> {
+    url.path_segments()
+        .map(|s| s.map(percent_decode).collect())
+        .unwrap_or_default()
+}
+
+fn percent_decode(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(h), Some(l)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            // Two hex digits: the value fits a byte.
+            out.push(u8::try_from(h * 16 + l).unwrap_or(b'%'));
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parse an `http(s)://` URL, refusing paths that servers may read differently from us:
+/// encoded separators (`%2f`, `%5c`) and dot segments (`.`, `..`, `%2e%2e`), which the URL
+/// parser or a static server would resolve to a path outside a trusted prefix.
+pub fn check_url_path(text: &str) -> Result<reqwest::Url, String> {
+    let url = reqwest::Url::parse(text).map_err(|e| format!("{text} is not a URL: {e}"))?;
+    let after_scheme = text.split_once("://").map_or(text, |(_, rest)| rest);
+    let before_query = after_scheme
+        .split(['?', '#'])
+        .next()
+        .unwrap_or(after_scheme);
+    let path_start = before_query.find(['/', '\\']).unwrap_or(before_query.len());
+    let path = &before_query[path_start..];
+    for segment in path.split(['/', '\\']) {
+        let decoded = percent_decode(segment);
+        if decoded.contains(['/', '\\']) {
+            return Err(format!(
+                "{text}: the path segment \"{segment}\" hides a separator (%2f or %5c); write the path without encoded separators"
+            ));
+        }
+        if decoded == "." || decoded == ".." {
+            return Err(format!(
+                "{text}: the path has a \"{segment}\" segment; write the path without dot segments"
+            ));
+        }
+    }
+    Ok(url)
 }
 
 /// The name a source is known by: the URL, or `oci://ref`.
@@ -102,7 +188,9 @@ impl Remote {
         self.offline
     }
 
-    /// GET a URL (runtimes: exec downloads), refusing plain HTTP except on loopback.
+    /// GET a URL (runtimes: exec downloads), refusing plain HTTP except on loopback, on the
+    /// first URL and on every redirect hop. Any https hop is followed: the caller verifies the
+    /// bytes against the sha256 it requires.
     pub fn fetch_url(&self, url: &str) -> Result<Vec<u8>, String> {
         if self.offline {
             return Err(format!(
@@ -111,16 +199,9 @@ impl Remote {
             ));
         }
         let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
-        match parsed.scheme() {
-            "https" => {}
-            "http" if parsed.host_str().is_some_and(is_loopback_host) => {}
-            _ => {
-                return Err(format!(
-                    "{url}: only https:// (or http:// on loopback) and file:// are allowed"
-                ));
-            }
-        }
-        self.net()?.get(url).map_err(|e| e.message)
+        check_transport(&parsed)
+            .map_err(|e| format!("{url}: {e} (exec runtimes may also use file://)"))?;
+        self.net()?.get(url, &net::any_hop).map_err(|e| e.message)
     }
 
     /// The digest a registry has for an image reference (the index of a multi-arch image).
@@ -152,6 +233,12 @@ impl Remote {
         };
         let origin = origin_of(source);
         let label = origin.label();
+        if let CatalogSource::Url { url, .. } = source
+            && let Err(e) = check_url_path(url)
+        {
+            let message = e.strip_prefix(&format!("{url}: ")).unwrap_or(&e).to_owned();
+            return Bundle::failed(origin, CatalogError::new(&label, message));
+        }
         if !is_trusted(&reference, trusted) {
             return Bundle::failed(
                 origin,
@@ -164,7 +251,7 @@ impl Remote {
                 ),
             );
         }
-        match self.resolve(source, false) {
+        match self.resolve(source, false, Some(trusted)) {
             Ok(bundle) => bundle,
             Err(message) => {
                 // The label already names the reference; don't say it twice.
@@ -172,6 +259,7 @@ impl Remote {
                 let message = message
                     .strip_prefix(&format!("{reference}: "))
                     .or_else(|| message.strip_prefix(&format!("oci://{bare}: ")))
+                    .or_else(|| message.strip_prefix(&format!("{label}: ")))
                     .map_or_else(|| message.clone(), str::to_owned);
                 Bundle::failed(origin, CatalogError::new(&label, message).unavailable())
             }
@@ -179,13 +267,22 @@ impl Remote {
     }
 
     /// Fetch a source even when cached (refreshing tags and unpinned URLs) and store it.
+    /// Redirects must stay on https (or loopback http); there is no trust list to check them
+    /// against (`catalog view` is how a user decides to trust).
     pub fn pull(&self, source: &CatalogSource) -> Result<Bundle, String> {
-        self.resolve(source, true)
+        self.resolve(source, true, None)
     }
 
-    fn resolve(&self, source: &CatalogSource, refresh: bool) -> Result<Bundle, String> {
+    fn resolve(
+        &self,
+        source: &CatalogSource,
+        refresh: bool,
+        trusted: Option<&[String]>,
+    ) -> Result<Bundle, String> {
         match source {
-            CatalogSource::Url { url, sha256 } => self.resolve_url(url, sha256.as_deref(), refresh),
+            CatalogSource::Url { url, sha256 } => {
+                self.resolve_url(url, sha256.as_deref(), refresh, trusted)
+            }
             CatalogSource::Oci(r) => self.resolve_oci(r, refresh),
             CatalogSource::Path(p) => Err(format!("{p} is a local path")),
         }
@@ -202,17 +299,30 @@ impl Remote {
         }
     }
 
-    fn resolve_url(&self, url: &str, pin: Option<&str>, refresh: bool) -> Result<Bundle, String> {
-        let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
-        match parsed.scheme() {
-            "https" => {}
-            "http" if parsed.host_str().is_some_and(is_loopback_host) => {}
-            "http" => {
-                return Err(format!(
-                    "{url}: plain HTTP is refused except for loopback hosts; use https://"
-                ));
-            }
-            other => return Err(format!("{url}: unsupported scheme {other}; use https://")),
+    /// `trusted`: when loading for a run, an unpinned URL's redirect hops must be trusted too
+    /// (a pinned one is proven by its bytes, so any https hop will do).
+    fn resolve_url(
+        &self,
+        url: &str,
+        pin: Option<&str>,
+        refresh: bool,
+        trusted: Option<&[String]>,
+    ) -> Result<Bundle, String> {
+        let parsed = check_url_path(url)?;
+        check_transport(&parsed).map_err(|e| format!("{url}: {e}"))?;
+        // `url: …#sha256=…` looks pinned but is not: a fragment never reaches the server and
+        // nothing here would check it.
+        if let Some(fragment) = parsed.fragment() {
+            return Err(format!(
+                "{url}: the fragment \"#{fragment}\" pins nothing (it is never sent or checked); set the entry's sha256 field instead"
+            ));
+        }
+        if let Some(pin) = pin
+            && !crate::config::is_sha256_hex(pin)
+        {
+            return Err(format!(
+                "{url}: sha256 pin \"{pin}\" is not a sha256 digest (64 lowercase hex characters)"
+            ));
         }
         let origin = Origin::Url(url.to_owned());
         let name = parsed
@@ -246,7 +356,16 @@ impl Remote {
             }
         }
         let net = self.net()?;
-        let bytes = net.get(url).map_err(|e| {
+        let hop_trusted = |hop: &reqwest::Url| {
+            match trusted {
+            Some(list) if pin.is_none() && !is_trusted(hop.as_str(), list) => Err(
+                "not trusted; add it to spec.trustedCatalogs if you trust it, or pin the catalog with sha256"
+                    .to_owned(),
+            ),
+            _ => Ok(()),
+        }
+        };
+        let bytes = net.get(url, &hop_trusted).map_err(|e| {
             if e.unreachable {
                 format!("{e}; {}", prepare_hint(url))
             } else {
@@ -401,7 +520,7 @@ fn bundle_from_bytes(origin: Origin, name: &str, bytes: &[u8]) -> Result<Bundle,
 
 fn unpinned_bundle_from_bytes(origin: Origin, name: &str, bytes: &[u8]) -> Result<Bundle, String> {
     if archive::is_gzip(bytes) {
-        let files = archive::unpack(bytes, net::max_download_bytes().saturating_mul(4))
+        let files = archive::unpack(bytes, &archive::Bounds::catalog())
             .map_err(|e| format!("{}: {e}", origin.label()))?;
         let borrowed: Vec<(String, &[u8])> = files
             .iter()
@@ -431,8 +550,8 @@ fn bundle_from_layers(origin: Origin, layers: &[net::Layer]) -> Result<Bundle, S
             files.push((name, layer.data.clone()));
         } else {
             files.extend(
-                archive::unpack(&layer.data, net::max_download_bytes().saturating_mul(4))
-                    .map_err(|e| format!("{}: {e}", origin.label()))?,
+                archive::unpack(&layer.data, &archive::Bounds::catalog())
+                    .map_err(|e| format!("{}: layer {}: {e}", origin.label(), layer.digest))?,
             );
         }
     }
@@ -483,23 +602,64 @@ mod tests {
             &trusted
         ));
         assert!(!is_trusted("oci://ghcr.io/acme/catalog-evil:1.0", &trusted));
-        // Dot segments cannot climb out of a trusted prefix (the fetch resolves them).
+        // Nothing climbs out of a trusted prefix: dot segments and encoded separators are
+        // refused (issue 9, F6), and the comparison is by decoded segment.
         let prefix = vec!["https://example.co/trusted/*".to_owned()];
         assert!(is_trusted("https://example.co/trusted/a.yaml", &prefix));
-        assert!(is_trusted(
-            "https://example.co/trusted/x/../a.yaml",
-            &prefix
-        ));
+        assert!(is_trusted("https://example.co/trusted/sub/a.yaml", &prefix));
+        assert!(is_trusted("https://example.co/%74rusted/a.yaml", &prefix));
         for escape in [
             "https://example.co/trusted/../evil.yaml",
             "https://example.co/trusted/%2e%2e/evil.yaml",
+            "https://example.co/trusted/%2E%2e/evil.yaml",
             "https://example.co/trusted/./../evil.yaml",
+            "https://example.co/trusted/x/../a.yaml",
+            "https://example.co/trusted/..%2fevil.yaml",
+            "https://example.co/trusted/..%2Fevil.yaml",
+            "https://example.co/trusted/..%5cevil.yaml",
+            "https://example.co/trusted\\..\\evil.yaml",
+            "https://example.co/trusted-evil/a.yaml",
+            "https://example.co:8443/trusted/a.yaml",
+            "http://example.co/trusted/a.yaml",
+            "https://example.co.evil/trusted/a.yaml",
         ] {
             assert!(!is_trusted(escape, &prefix), "{escape}");
         }
+        let partial = vec!["https://example.co/trusted/team-*".to_owned()];
+        assert!(is_trusted(
+            "https://example.co/trusted/team-a/c.yaml",
+            &partial
+        ));
+        assert!(!is_trusted(
+            "https://example.co/trusted/other/c.yaml",
+            &partial
+        ));
+        let exact = vec!["https://example.co/c.yaml".to_owned()];
+        assert!(is_trusted("https://EXAMPLE.co:443/c.yaml", &exact));
+        assert!(!is_trusted("https://example.co/c.yaml?x=1", &exact));
         assert!(is_trusted(
             "oci://127.0.0.1:5000/c:v1",
             &["127.0.0.1:5000/c".to_owned()]
         ));
+    }
+
+    #[test]
+    fn issue9_f6_encoded_separators_and_dot_segments_are_refused_with_a_reason() {
+        for (url, needle) in [
+            (
+                "https://h/t/..%2fevil.yaml",
+                "hides a separator (%2f or %5c)",
+            ),
+            ("https://h/t/a%5Cb.yaml", "hides a separator (%2f or %5c)"),
+            ("https://h/t/../evil.yaml", "has a \"..\" segment"),
+            ("https://h/t/%2e%2e/evil.yaml", "has a \"%2e%2e\" segment"),
+            ("https://h/t/./a.yaml", "has a \".\" segment"),
+        ] {
+            let e = check_url_path(url).unwrap_err();
+            assert!(e.starts_with(url) && e.contains(needle), "{url}: {e}");
+        }
+        assert!(check_url_path("https://h/t/a.yaml?next=..%2f").is_ok());
+        assert!(check_url_path("https://h?next=/../x").is_ok());
+        assert!(check_url_path("https://h/t/a%20b.yaml").is_ok());
     }
 }

@@ -1,16 +1,12 @@
-//! The network: one current-thread tokio runtime, one reqwest client (rustls on ring) for
-//! HTTPS catalogs and the same TLS setup for the OCI client. Bounded time, bounded size,
-//! bounded retries with backoff; every error says which reference failed and what to do.
+//! The network: one current-thread tokio runtime and one reqwest client (rustls on ring) for
+//! HTTPS catalogs, exec downloads and OCI registries (`oci.rs`). Bounded time, bounded size of
+//! every body, bounded retries with backoff, every redirect hop checked; every error says
+//! which reference failed and what to do.
 
 use std::fmt;
 use std::time::Duration;
 
 use backon::{ExponentialBuilder, Retryable as _};
-use oci_client::client::{Certificate, CertificateEncoding, ClientConfig, ClientProtocol};
-use oci_client::secrets::RegistryAuth;
-use oci_client::{Client, Reference};
-
-use crate::verify::sha256_hex;
 
 /// Extra CA certificates (PEM bundle) to trust, for private servers and registries.
 pub const CA_FILE_ENV: &str = "KRM_CATALOG_CA_FILE";
@@ -18,8 +14,10 @@ pub const CA_FILE_ENV: &str = "KRM_CATALOG_CA_FILE";
 pub const TIMEOUT_ENV: &str = "KRM_CATALOG_HTTP_TIMEOUT";
 /// Attempts after the first one on transient failures (default 3).
 pub const RETRIES_ENV: &str = "KRM_CATALOG_HTTP_RETRIES";
-/// Largest download accepted (default 64 MiB).
+/// Largest download accepted (default 64 MiB): one body, and all layers of an artifact.
 pub const MAX_DOWNLOAD_ENV: &str = "KRM_CATALOG_MAX_DOWNLOAD_BYTES";
+/// Largest OCI manifest accepted (default 4 MiB, containerd's bound).
+pub const MAX_MANIFEST_ENV: &str = "KRM_CATALOG_MAX_MANIFEST_BYTES";
 
 /// The KEP media type of a single catalog file in an OCI artifact.
 pub const CATALOG_LAYER_MEDIA_TYPE: &str =
@@ -51,14 +49,14 @@ impl fmt::Display for FetchError {
 }
 
 impl FetchError {
-    fn fatal(message: impl Into<String>) -> Self {
+    pub(super) fn fatal(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             transient: false,
             unreachable: false,
         }
     }
-    fn transient(message: impl Into<String>) -> Self {
+    pub(super) fn transient(message: impl Into<String>) -> Self {
         Self {
             message: message.into(),
             transient: true,
@@ -79,6 +77,11 @@ pub fn max_download_bytes() -> usize {
     usize::try_from(env_number(MAX_DOWNLOAD_ENV, 64 * 1024 * 1024)).unwrap_or(usize::MAX)
 }
 
+/// The largest OCI manifest accepted.
+pub fn max_manifest_bytes() -> usize {
+    usize::try_from(env_number(MAX_MANIFEST_ENV, 4 * 1024 * 1024)).unwrap_or(usize::MAX)
+}
+
 /// Whether a host is loopback (plain HTTP is allowed only there).
 pub fn is_loopback_host(host: &str) -> bool {
     let host = host.trim_start_matches('[').trim_end_matches(']');
@@ -88,17 +91,94 @@ pub fn is_loopback_host(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Redirects followed before giving up (as browsers and reqwest do).
+const MAX_REDIRECTS: usize = 10;
+
+/// A size bound for one body: how many bytes, and where the bound comes from.
+#[derive(Debug, Clone, Copy)]
+pub struct Limit {
+    /// Bytes accepted.
+    pub bytes: usize,
+    /// Where the number comes from (what a message tells the user).
+    pub source: LimitSource,
+}
+
+/// Where a [`Limit`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitSource {
+    /// An environment variable that raises it.
+    Env(&'static str),
+    /// A size the server declared for the body (an OCI descriptor's `size`).
+    Declared,
+    /// A fixed bound for bodies that are small by nature (token answers, error bodies).
+    Fixed,
+}
+
+impl Limit {
+    /// The download limit (`KRM_CATALOG_MAX_DOWNLOAD_BYTES`).
+    pub fn download() -> Self {
+        Self {
+            bytes: max_download_bytes(),
+            source: LimitSource::Env(MAX_DOWNLOAD_ENV),
+        }
+    }
+
+    /// A size the server declared (an OCI descriptor's `size`), within this limit.
+    #[must_use]
+    pub fn declared(self, size: u64) -> Self {
+        match usize::try_from(size) {
+            Ok(n) if n <= self.bytes => Self {
+                bytes: n,
+                source: LimitSource::Declared,
+            },
+            _ => self,
+        }
+    }
+
+    /// "the limit of N bytes; raise VAR if this is expected", or the declared size.
+    pub fn describe(&self) -> String {
+        match self.source {
+            LimitSource::Env(env) => format!(
+                "the limit of {} bytes; raise {env} if this is expected",
+                self.bytes
+            ),
+            LimitSource::Declared => format!("the {} bytes its descriptor declares", self.bytes),
+            LimitSource::Fixed => format!("the limit of {} bytes", self.bytes),
+        }
+    }
+}
+
+/// What each redirect hop must satisfy besides the HTTPS/loopback rule (e.g. trust); `Err`
+/// says why a hop is refused.
+pub type HopCheck<'a> = &'a dyn Fn(&reqwest::Url) -> Result<(), String>;
+
+/// Any hop that passes the HTTPS/loopback rule (content pinned by a digest, or viewed only).
+pub fn any_hop(_: &reqwest::Url) -> Result<(), String> {
+    Ok(())
+}
+
+/// The transport rule for the first URL and every redirect hop: `https://`, or `http://` on
+/// a loopback host.
+pub fn check_transport(url: &reqwest::Url) -> Result<(), String> {
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if url.host_str().is_some_and(is_loopback_host) => Ok(()),
+        "http" => Err("plain HTTP is refused except for loopback hosts; use https://".to_owned()),
+        other => Err(format!("unsupported scheme \"{other}\"; use https://")),
+    }
+}
+
 /// The network stack of a run, built on first use.
 pub struct Net {
-    runtime: tokio::runtime::Runtime,
-    http: reqwest::Client,
+    pub(super) runtime: tokio::runtime::Runtime,
+    pub(super) http: reqwest::Client,
     timeout: Duration,
     retries: usize,
-    extra_roots: Vec<Vec<u8>>,
 }
 
 impl Net {
-    /// Build the runtime and clients (installs rustls' ring provider once).
+    /// Build the runtime and the client (installs rustls' ring provider once). Redirects are
+    /// followed by hand ([`Net::send`]) so that every hop is checked.
     pub fn new() -> Result<Self, String> {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let runtime = tokio::runtime::Builder::new_current_thread()
@@ -107,10 +187,10 @@ impl Net {
             .map_err(|e| format!("cannot start the network runtime: {e}"))?;
         let timeout = Duration::from_secs(env_number(TIMEOUT_ENV, 30).max(1));
         let retries = usize::try_from(env_number(RETRIES_ENV, 3)).unwrap_or(3);
-        let mut extra_roots = Vec::new();
         let mut builder = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("krm-catalog/", env!("CARGO_PKG_VERSION")));
         if let Some(path) = std::env::var_os(CA_FILE_ENV).filter(|p| !p.is_empty()) {
             let pem = fs_err::read(&path).map_err(|e| format!("{CA_FILE_ENV}: {e}"))?;
@@ -121,7 +201,6 @@ impl Net {
                 )
             })?;
             builder = builder.tls_certs_merge(certs);
-            extra_roots.push(pem);
         }
         let http = builder
             .build()
@@ -131,11 +210,10 @@ impl Net {
             http,
             timeout,
             retries,
-            extra_roots,
         })
     }
 
-    fn backoff(&self) -> ExponentialBuilder {
+    pub(super) fn backoff(&self) -> ExponentialBuilder {
         ExponentialBuilder::default()
             .with_min_delay(Duration::from_millis(200))
             .with_max_delay(Duration::from_secs(2))
@@ -143,7 +221,7 @@ impl Net {
     }
 
     /// A transient error that outlived every retry: say so, and what to do.
-    fn gave_up(&self, mut e: FetchError) -> FetchError {
+    pub(super) fn gave_up(&self, mut e: FetchError) -> FetchError {
         if e.transient && !e.unreachable {
             use std::fmt::Write as _;
             let _ = write!(
@@ -155,22 +233,28 @@ impl Net {
         e
     }
 
-    /// GET a URL (https, or http on loopback), bounded in time, size and attempts.
-    pub fn get(&self, url: &str) -> Result<Vec<u8>, FetchError> {
-        let limit = max_download_bytes();
-        let op = || self.get_once(url, limit);
+    /// GET a URL (https, or http on loopback), bounded in time, size and attempts; every
+    /// redirect hop must pass the transport rule and `hop`.
+    pub fn get(&self, url: &str, hop: HopCheck<'_>) -> Result<Vec<u8>, FetchError> {
+        let limit = Limit::download();
+        let op = || self.get_once(url, limit, hop);
         self.runtime
             .block_on(op.retry(self.backoff()).when(|e: &FetchError| e.transient))
             .map_err(|e| self.gave_up(e))
     }
 
-    async fn get_once(&self, url: &str, limit: usize) -> Result<Vec<u8>, FetchError> {
-        let mut response = self
-            .http
-            .get(url)
-            .send()
-            .await
-            .map_err(|e| self.request_error(url, &e))?;
+    async fn get_once(
+        &self,
+        url: &str,
+        limit: Limit,
+        hop: HopCheck<'_>,
+    ) -> Result<Vec<u8>, FetchError> {
+        let start = reqwest::Url::parse(url)
+            .map_err(|e| FetchError::fatal(format!("{url} is not a URL: {e}")))?;
+        check_transport(&start).map_err(|e| FetchError::fatal(format!("{url}: {e}")))?;
+        let response = self
+            .send(url, &start, &reqwest::header::HeaderMap::new(), None, hop)
+            .await?;
         let status = response.status();
         if !status.is_success() {
             let message = format!("{url}: HTTP {status}");
@@ -182,46 +266,61 @@ impl Net {
                 FetchError::fatal(message)
             });
         }
-        let expected = response.content_length();
-        if expected.is_some_and(|n| n > limit as u64) {
-            return Err(FetchError::fatal(format!(
-                "{url}: {} bytes is more than the limit of {limit} ({MAX_DOWNLOAD_ENV})",
-                expected.unwrap_or(0)
-            )));
-        }
-        let mut body = Vec::new();
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    body.extend_from_slice(&chunk);
-                    if body.len() > limit {
-                        return Err(FetchError::fatal(format!(
-                            "{url}: the download exceeds the limit of {limit} bytes ({MAX_DOWNLOAD_ENV})"
-                        )));
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    return Err(FetchError::transient(format!(
-                        "{url}: the body was cut off after {} bytes ({})",
-                        body.len(),
-                        error_chain(&e)
-                    )));
-                }
-            }
-        }
-        if let Some(n) = expected
-            && body.len() as u64 != n
-        {
-            return Err(FetchError::transient(format!(
-                "{url}: the body was cut off: {} of {n} bytes",
-                body.len()
-            )));
-        }
-        Ok(body)
+        read_body(response, url, limit).await.map(|(body, _)| body)
     }
 
-    fn request_error(&self, what: &str, e: &reqwest::Error) -> FetchError {
+    /// Send a GET and follow redirects by hand: every hop must pass the transport rule and
+    /// `hop`, and `authorization` is only sent to the origin of `start` (never to the host a
+    /// registry redirects blob downloads to). The refusal names the hop.
+    pub(super) async fn send(
+        &self,
+        what: &str,
+        start: &reqwest::Url,
+        headers: &reqwest::header::HeaderMap,
+        authorization: Option<&reqwest::header::HeaderValue>,
+        hop: HopCheck<'_>,
+    ) -> Result<reqwest::Response, FetchError> {
+        let mut current = start.clone();
+        for _ in 0..=MAX_REDIRECTS {
+            let mut request = self.http.get(current.clone()).headers(headers.clone());
+            if let Some(value) = authorization
+                && current.origin() == start.origin()
+            {
+                request = request.header(reqwest::header::AUTHORIZATION, value.clone());
+            }
+            let response = request
+                .send()
+                .await
+                .map_err(|e| self.request_error(what, &e))?;
+            let status = response.status();
+            if !status.is_redirection() {
+                return Ok(response);
+            }
+            let Some(location) = response.headers().get(reqwest::header::LOCATION) else {
+                return Ok(response);
+            };
+            let next = location
+                .to_str()
+                .ok()
+                .and_then(|l| current.join(l).ok())
+                .ok_or_else(|| {
+                    FetchError::fatal(format!(
+                        "{what}: HTTP {status} redirect with an unusable Location header"
+                    ))
+                })?;
+            if let Err(reason) = check_transport(&next).and_then(|()| hop(&next)) {
+                return Err(FetchError::fatal(format!(
+                    "{what}: refused the redirect to {next}: {reason}"
+                )));
+            }
+            current = next;
+        }
+        Err(FetchError::fatal(format!(
+            "{what}: more than {MAX_REDIRECTS} redirects"
+        )))
+    }
+
+    pub(super) fn request_error(&self, what: &str, e: &reqwest::Error) -> FetchError {
         if e.is_timeout() {
             return FetchError::transient(format!(
                 "{what}: no answer within {}s ({TIMEOUT_ENV})",
@@ -237,208 +336,56 @@ impl Net {
         }
         FetchError::transient(format!("{what}: {}", error_chain(e)))
     }
+}
 
-    fn oci_client(&self, registry: &str) -> Client {
-        let protocol = if is_loopback_host(registry.rsplit_once(':').map_or(registry, |(h, _)| h)) {
-            ClientProtocol::HttpsExcept(vec![registry.to_owned()])
-        } else {
-            ClientProtocol::Https
-        };
-        let config = ClientConfig {
-            protocol,
-            extra_root_certificates: self
-                .extra_roots
-                .iter()
-                .map(|pem| Certificate {
-                    encoding: CertificateEncoding::Pem,
-                    data: pem.clone(),
-                })
-                .collect(),
-            read_timeout: Some(self.timeout),
-            connect_timeout: Some(self.timeout.min(Duration::from_secs(10))),
-            ..ClientConfig::default()
-        };
-        Client::new(config)
+/// Read a response body of at most `limit` bytes, hashing while it streams: a declared
+/// length above the limit fails before reading, an endless body fails at the limit. Returns
+/// the body and its hex sha256.
+pub(super) async fn read_body(
+    mut response: reqwest::Response,
+    what: &str,
+    limit: Limit,
+) -> Result<(Vec<u8>, String), FetchError> {
+    use sha2::Digest as _;
+    let too_big = |size: String| {
+        FetchError::fatal(format!("{what}: {size} is more than {}", limit.describe()))
+    };
+    let expected = response.content_length();
+    if let Some(n) = expected
+        && n > limit.bytes as u64
+    {
+        return Err(too_big(format!("{n} bytes")));
     }
-
-    /// The digest of what a tag (or digest) names in its registry: the manifest, or the index of
-    /// a multi-arch image. The bytes are hashed here, not taken from a header.
-    pub fn manifest_digest(&self, reference: &str) -> Result<String, FetchError> {
-        let op = || self.manifest_digest_once(reference);
-        self.runtime
-            .block_on(op.retry(self.backoff()).when(|e: &FetchError| e.transient))
-            .map_err(|e| self.gave_up(e))
-    }
-
-    async fn manifest_digest_once(&self, reference: &str) -> Result<String, FetchError> {
-        let parsed: Reference = reference
-            .parse()
-            .map_err(|e| FetchError::fatal(format!("{reference}: not an image reference: {e}")))?;
-        let registry = parsed.resolve_registry().to_owned();
-        let client = self.oci_client(&registry);
-        let auth = registry_auth(&registry);
-        let accepted = [
-            oci_client::manifest::OCI_IMAGE_MEDIA_TYPE,
-            oci_client::manifest::IMAGE_MANIFEST_MEDIA_TYPE,
-            oci_client::manifest::OCI_IMAGE_INDEX_MEDIA_TYPE,
-            oci_client::manifest::IMAGE_MANIFEST_LIST_MEDIA_TYPE,
-        ];
-        let (bytes, _) = client
-            .pull_manifest_raw(&parsed, &auth, &accepted)
-            .await
-            .map_err(|e| self.oci_error(reference, &registry, e))?;
-        Ok(format!("sha256:{}", sha256_hex(&bytes)))
-    }
-
-    /// Pull an OCI catalog artifact: the raw manifest (verified against its digest and any
-    /// digest in the reference) and every layer (verified against its descriptor).
-    pub fn pull_artifact(&self, reference: &str) -> Result<Artifact, FetchError> {
-        let op = || self.pull_once(reference);
-        self.runtime
-            .block_on(op.retry(self.backoff()).when(|e: &FetchError| e.transient))
-            .map_err(|e| self.gave_up(e))
-    }
-
-    async fn pull_once(&self, reference: &str) -> Result<Artifact, FetchError> {
-        let parsed: Reference = reference.parse().map_err(|e| {
-            FetchError::fatal(format!("oci://{reference}: not an OCI reference: {e}"))
-        })?;
-        let registry = parsed.resolve_registry().to_owned();
-        let client = self.oci_client(&registry);
-        let auth = registry_auth(&registry);
-        let accepted = [
-            oci_client::manifest::OCI_IMAGE_MEDIA_TYPE,
-            oci_client::manifest::IMAGE_MANIFEST_MEDIA_TYPE,
-        ];
-        let (bytes, digest) = client
-            .pull_manifest_raw(&parsed, &auth, &accepted)
-            .await
-            .map_err(|e| self.oci_error(reference, &registry, e))?;
-        let computed = format!("sha256:{}", sha256_hex(&bytes));
-        if !digest.is_empty() && digest != computed {
-            return Err(FetchError::fatal(format!(
-                "oci://{reference}: the registry says the manifest is {digest}, its bytes hash to {computed}"
-            )));
-        }
-        if let Some(pinned) = parsed.digest()
-            && pinned != computed
-        {
-            return Err(FetchError::fatal(format!(
-                "oci://{reference}: digest mismatch: expected {pinned}, the manifest is {computed}"
-            )));
-        }
-        let manifest: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-            FetchError::fatal(format!("oci://{reference}: the manifest is not JSON: {e}"))
-        })?;
-        if manifest.get("manifests").is_some() {
-            return Err(FetchError::fatal(format!(
-                "oci://{reference}: is an image index, not a catalog artifact"
-            )));
-        }
-        let limit = max_download_bytes();
-        let mut layers = Vec::new();
-        for layer in manifest
-            .get("layers")
-            .and_then(serde_json::Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let media_type = layer
-                .get("mediaType")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or("")
-                .to_owned();
-            let layer_digest = layer
-                .get("digest")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or("")
-                .to_owned();
-            if media_type != CATALOG_LAYER_MEDIA_TYPE
-                && !BUNDLE_LAYER_MEDIA_TYPES.contains(&media_type.as_str())
-            {
-                continue;
+    let mut hasher = sha2::Sha256::new();
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len().saturating_add(chunk.len()) > limit.bytes {
+                    return Err(too_big("the body".to_owned()));
+                }
+                hasher.update(&chunk);
+                body.extend_from_slice(&chunk);
             }
-            let size = layer
-                .get("size")
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(0);
-            if size > limit as u64 {
-                return Err(FetchError::fatal(format!(
-                    "oci://{reference}: layer {layer_digest} is {size} bytes, more than {limit} ({MAX_DOWNLOAD_ENV})"
+            Ok(None) => break,
+            Err(e) => {
+                return Err(FetchError::transient(format!(
+                    "{what}: the body was cut off after {} bytes ({})",
+                    body.len(),
+                    error_chain(&e)
                 )));
             }
-            let mut data: Vec<u8> = Vec::new();
-            client
-                .pull_blob(&parsed, layer_digest.as_str(), &mut data)
-                .await
-                .map_err(|e| self.oci_error(reference, &registry, e))?;
-            let got = format!("sha256:{}", sha256_hex(&data));
-            if got != layer_digest {
-                return Err(FetchError::fatal(format!(
-                    "oci://{reference}: layer digest mismatch: expected {layer_digest}, got {got}"
-                )));
-            }
-            let title = layer
-                .get("annotations")
-                .and_then(|a| a.get("org.opencontainers.image.title"))
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_owned);
-            layers.push(Layer {
-                media_type,
-                digest: layer_digest,
-                data,
-                title,
-            });
-        }
-        if layers.is_empty() {
-            return Err(FetchError::fatal(format!(
-                "oci://{reference}: no catalog layer (media type {CATALOG_LAYER_MEDIA_TYPE}, or a tar+gzip bundle)"
-            )));
-        }
-        Ok(Artifact {
-            manifest: bytes.to_vec(),
-            manifest_digest: computed,
-            layers,
-        })
-    }
-
-    fn oci_error(
-        &self,
-        reference: &str,
-        registry: &str,
-        e: oci_client::errors::OciDistributionError,
-    ) -> FetchError {
-        use oci_client::errors::OciDistributionError as E;
-        let what = format!("oci://{reference}");
-        match e {
-            E::RequestError(r) => self.request_error(&format!("{what} (registry {registry})"), &r),
-            E::ServerError { code, .. } if code == 429 || code >= 500 => {
-                FetchError::transient(format!("{what}: registry {registry} answered HTTP {code}"))
-            }
-            E::ImageManifestNotFoundError(_) => {
-                FetchError::fatal(format!("{what}: not found in registry {registry}"))
-            }
-            E::RegistryError { envelope, .. }
-                if envelope.errors.iter().any(|e| {
-                    format!("{:?}", e.code).contains("NotFound")
-                        || format!("{:?}", e.code).contains("Unknown")
-                }) =>
-            {
-                FetchError::fatal(format!(
-                    "{what}: not found in registry {registry} ({envelope})"
-                ))
-            }
-            E::UnauthorizedError { .. } | E::AuthenticationFailure(_) => {
-                FetchError::fatal(format!(
-                    "{what}: registry {registry} refused access; log in with `docker login {registry}` (credentials come from $DOCKER_CONFIG/config.json)"
-                ))
-            }
-            E::ServerError { code: 404, .. } => FetchError::fatal(format!(
-                "{what}: not found in registry {registry} (HTTP 404); check the repository, tag and digest"
-            )),
-            other => FetchError::fatal(format!("{what}: {other}")),
         }
     }
+    if let Some(n) = expected
+        && body.len() as u64 != n
+    {
+        return Err(FetchError::transient(format!(
+            "{what}: the body was cut off: {} of {n} bytes",
+            body.len()
+        )));
+    }
+    Ok((body, crate::verify::hex(&hasher.finalize())))
 }
 
 /// One layer of an artifact.
@@ -463,28 +410,6 @@ pub struct Artifact {
     pub manifest_digest: String,
     /// Catalog layers.
     pub layers: Vec<Layer>,
-}
-
-/// Credentials from the Docker config (`$DOCKER_CONFIG/config.json`), else anonymous.
-fn registry_auth(registry: &str) -> RegistryAuth {
-    let server = if registry == "docker.io" || registry == "index.docker.io" {
-        "https://index.docker.io/v1/"
-    } else {
-        registry
-    };
-    match docker_credential::get_credential(server) {
-        Ok(docker_credential::DockerCredential::UsernamePassword(user, pass)) => {
-            RegistryAuth::Basic(user, pass)
-        }
-        Ok(docker_credential::DockerCredential::IdentityToken(_)) => {
-            crate::log!(
-                crate::logger::Level::Warn,
-                "identity tokens for {registry} are not supported; pulling anonymously"
-            );
-            RegistryAuth::Anonymous
-        }
-        Err(_) => RegistryAuth::Anonymous,
-    }
 }
 
 fn error_chain(e: &dyn std::error::Error) -> String {

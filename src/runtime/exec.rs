@@ -2,7 +2,6 @@
 //! its sha256, unpack `bin` from a `.tar.gz` or `.zip`, and keep the verified binary in the
 //! cache so a warm run needs no network.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use crate::catalog::kep::Platform;
@@ -56,28 +55,28 @@ pub fn prepare(
         .ok_or_else(|| format!("{} has no sha256; KEP-2906 requires one for exec runtimes (`krm-catalog catalog lock` fills it in)", platform.uri))?;
     let declared = super::normalize_digest(declared)?;
     let hex = declared.trim_start_matches("sha256:").to_owned();
-    let download = match remote.cache().get_blob(&hex) {
-        Some(bytes) => bytes,
-        None => {
-            let bytes = fetch(&platform.uri, remote, root)?;
-            let got = sha256_hex(&bytes);
-            if got != hex {
-                return Err(format!(
-                    "{}: sha256 mismatch: expected {hex}, downloaded {got}",
-                    platform.uri
-                ));
-            }
-            if let Err(e) = remote.cache().put_blob(&bytes) {
-                crate::log!(
-                    crate::logger::Level::Warn,
-                    "cannot write {}: {e}",
-                    remote.cache().describe()
-                );
-            }
-            bytes
-        }
-    };
+    if let Some(bytes) = remote.cache().get_blob(&hex) {
+        let binary =
+            extract(&bytes, &platform.bin).map_err(|e| format!("{}: {e}", platform.uri))?;
+        return install(&binary, remote);
+    }
+    let download = fetch(&platform.uri, remote, root)?;
+    let got = sha256_hex(&download);
+    if got != hex {
+        return Err(format!(
+            "{}: sha256 mismatch: expected {hex}, downloaded {got}",
+            platform.uri
+        ));
+    }
+    // Unpack before caching: an archive that fails its bounds leaves nothing in the cache.
     let binary = extract(&download, &platform.bin).map_err(|e| format!("{}: {e}", platform.uri))?;
+    if let Err(e) = remote.cache().put_blob(&download) {
+        crate::log!(
+            crate::logger::Level::Warn,
+            "cannot write {}: {e}",
+            remote.cache().describe()
+        );
+    }
     install(&binary, remote)
 }
 
@@ -136,12 +135,14 @@ fn resolve_file_uri(uri: &str, path: &str, root: Option<&Path>) -> Result<PathBu
     Ok(real)
 }
 
-/// The binary named `bin` inside an archive, or the download itself.
+/// The binary named `bin` inside an archive, or the download itself. Archives are bounded
+/// as [`archive::Bounds::exec`] says, zip the same as tar (issue 9, F10): entry count, bytes
+/// of the entry, and the unpacked/packed ratio, all checked while reading.
 pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, String> {
     let wanted = |name: &str| name == bin || name.rsplit('/').next() == Some(bin);
+    let bounds = archive::Bounds::exec();
     if archive::is_gzip(download) {
-        let limit = crate::remote::net::max_download_bytes().saturating_mul(4);
-        let files = archive::unpack(download, limit)?;
+        let files = archive::unpack(download, &bounds)?;
         return files
             .into_iter()
             .find(|(n, _)| wanted(n))
@@ -151,8 +152,14 @@ pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, String> {
     if download.starts_with(b"PK\x03\x04") {
         let mut zip = zip::ZipArchive::new(std::io::Cursor::new(download))
             .map_err(|e| format!("not a zip archive: {e}"))?;
+        if zip.len() > archive::MAX_ENTRIES {
+            return Err(format!(
+                "the archive has more than {} entries",
+                archive::MAX_ENTRIES
+            ));
+        }
         for i in 0..zip.len() {
-            let mut file = zip
+            let file = zip
                 .by_index(i)
                 .map_err(|e| format!("corrupt zip archive: {e}"))?;
             let name = file
@@ -163,10 +170,21 @@ pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, String> {
                 return Err(format!("entry \"{name}\" escapes the archive root"));
             }
             if file.is_file() && wanted(&name) {
-                let mut out = Vec::new();
-                file.read_to_end(&mut out)
-                    .map_err(|e| format!("corrupt zip archive: {e}"))?;
-                return Ok(out);
+                // The declared size fails early; reading is bounded whatever it declares.
+                if file.size() > bounds.file {
+                    return Err(format!(
+                        "entry \"{name}\" unpacks to more than {} bytes; raise {} if this is expected",
+                        bounds.file, bounds.file_env
+                    ));
+                }
+                return archive::read_bounded(
+                    file,
+                    &name,
+                    "the archive",
+                    0,
+                    &bounds,
+                    download.len(),
+                );
             }
         }
         return Err(format!("the archive has no \"{bin}\""));

@@ -7,6 +7,7 @@ mod corpus;
 mod crd_corpus;
 mod golden;
 mod hardening_local;
+mod hardening_net;
 mod orchestrators;
 mod remote;
 mod runtimes;

@@ -14,7 +14,7 @@ use krm_catalog::verify::sha256_hex;
 
 use crate::util::{root, run_env, stderr, stdout, succeed};
 
-const CATALOG: &str = "\
+pub(crate) const CATALOG: &str = "\
 apiVersion: kubara.io/v1alpha1
 kind: Catalog
 metadata:
@@ -83,8 +83,8 @@ pub(crate) fn free_port() -> u16 {
 pub(crate) struct Tls {
     _dir: tempfile::TempDir,
     pub(crate) ca: PathBuf,
-    cert: PathBuf,
-    key: PathBuf,
+    pub(crate) cert: PathBuf,
+    pub(crate) key: PathBuf,
 }
 
 pub(crate) fn tls() -> Tls {
@@ -249,7 +249,7 @@ fn push(registry: &str, repo_tag: &str, layer: &[u8], title: &str) -> String {
     manifest_digest
 }
 
-fn resource_list(catalog: &str, trusted: &[&str], extra: &str) -> String {
+pub(crate) fn resource_list(catalog: &str, trusted: &[&str], extra: &str) -> String {
     let trusted: Vec<String> = trusted.iter().map(|t| format!("\"{t}\"")).collect();
     format!(
         "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: services.krm-catalog.dev/v1alpha1\n  kind: RemoteApp\n  metadata:\n    name: demo\n    annotations:\n      internal.config.kubernetes.io/path: demo.yaml\nfunctionConfig:\n  apiVersion: krm-catalog.dev/v1alpha1\n  kind: ResolveCatalog\n  metadata:\n    name: remote\n  spec:\n    builtin: false\n    catalogs:\n    - {catalog}\n    trustedCatalogs: [{}]\n{extra}",
@@ -257,24 +257,24 @@ fn resource_list(catalog: &str, trusted: &[&str], extra: &str) -> String {
     )
 }
 
-struct Env {
-    cache: tempfile::TempDir,
+pub(crate) struct Env {
+    pub(crate) cache: tempfile::TempDir,
     ca: Option<PathBuf>,
 }
 
 impl Env {
-    fn new(ca: Option<&Tls>) -> Self {
+    pub(crate) fn new(ca: Option<&Tls>) -> Self {
         Self {
             cache: tempfile::tempdir().expect("cache"),
             ca: ca.map(|t| t.ca.clone()),
         }
     }
 
-    fn run(&self, input: &str) -> Output {
+    pub(crate) fn run(&self, input: &str) -> Output {
         self.run_with(input, &[])
     }
 
-    fn run_with(&self, input: &str, extra: &[(&str, &str)]) -> Output {
+    pub(crate) fn run_with(&self, input: &str, extra: &[(&str, &str)]) -> Output {
         let cache = self.cache.path().to_string_lossy().into_owned();
         let ca = self
             .ca
