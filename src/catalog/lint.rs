@@ -13,6 +13,16 @@ use crate::strict::Problem;
 /// Render every service of a merged catalog as enabled, with default config and the given
 /// cluster values, and report what fails. Load errors are reported by the loader already.
 pub fn lint(catalog: &Catalog, cluster: &Map<String, Value>) -> Vec<CatalogError> {
+    lint_only(catalog, cluster, |_| true)
+}
+
+/// [`lint`] of the services whose catalog label `only` accepts: a catalog loaded only to lend
+/// its standard pattern is not what is being linted, so its own findings are not reported.
+pub fn lint_only(
+    catalog: &Catalog,
+    cluster: &Map<String, Value>,
+    only: impl Fn(&str) -> bool,
+) -> Vec<CatalogError> {
     let mut errors = Vec::new();
     let cluster = Value::Object(cluster.clone());
     let statuses = catalog
@@ -23,6 +33,9 @@ pub fn lint(catalog: &Catalog, cluster: &Map<String, Value>) -> Vec<CatalogError
     let source = json!({"apiVersion": "services.krm-catalog.dev/v1alpha1", "kind": "ServiceSet", "metadata": {"name": "lint"}});
     for service in catalog.services() {
         let label = catalog.bundle_of(service).origin.label();
+        if !only(&label) {
+            continue;
+        }
         let located = |e: CatalogError| {
             let mut e = e;
             e.file.clone_from(&service.file);

@@ -723,6 +723,7 @@ fn catalog_lint(
             bundles.push(crate::builtin::bundle());
         }
         let mut bundle = Bundle::from_path(&label, path);
+        let bundle_label = bundle.origin.label();
         if let Some(p) = standard_pattern {
             bundle.standard_pattern = Some(p.to_owned());
         }
@@ -733,7 +734,10 @@ fn catalog_lint(
         let (catalog, mut problems) = Catalog::merge(bundles, lend_only);
         // Rendering a catalog that did not load cleanly would only repeat its errors.
         if !problems.iter().any(|e| !e.warning) {
-            problems.extend(catalog::lint(&catalog, &cluster_values));
+            let linted = bundle_label.as_str();
+            problems.extend(catalog::lint_only(&catalog, &cluster_values, |l| {
+                !lend_only || l == linted
+            }));
         }
         for e in &problems {
             failed |= !e.warning;
