@@ -97,21 +97,35 @@ pub fn prepare(
                     ),
                 );
             }
-            let check_tags = f.verify_tags && f.allow_network && !settings.offline;
-            let pinned = match runtime::verify_container(
-                image,
-                sha256.as_deref(),
-                f.allow_unpinned,
-                check_tags.then_some(remote),
-            ) {
-                Ok(p) => p,
-                Err(e) => return fail(results, e),
-            };
+            let pinned =
+                match runtime::verify_container(image, sha256.as_deref(), f.allow_unpinned, None) {
+                    Ok(p) => p,
+                    Err(e) => return fail(results, e),
+                };
+            // verifyTags is our own registry access, not the network of the containers we run
+            // (allowNetwork): it never depends on allowNetwork and is never skipped.
+            if f.verify_tags
+                && let Err(e) = runtime::check_registry(&pinned, remote)
+            {
+                return fail(results, verify_tags_failed(e));
+            }
             for w in &pinned.warnings {
                 results.push(KrmResult::warning(w.clone()).about(item).at("kind"));
             }
             match f.mode {
                 Mode::Pin => {
+                    if *require_storage_mount {
+                        // The annotation cannot carry a mount we could choose: whoever runs
+                        // the pinned function must give it one.
+                        results.push(
+                            KrmResult::warning(format!(
+                                "{image} requires a storage mount, which the pinned annotation does not carry; give it one where it runs (`kustomize build --enable-alpha-plugins --mount type=bind,src=DIR,dst=DIR`, `kpt fn eval --mount ...`)"
+                            ))
+                            .about(item)
+                            .at("kind")
+                            .tag("runtime", runtime::describe(runtime)),
+                        );
+                    }
                     let mut pinned_item = item.clone();
                     let annotation =
                         runtime::function_annotation(&pinned, *require_network && f.allow_network);
@@ -179,6 +193,18 @@ pub fn prepare(
                 Err(e) => fail(results, e),
             }
         }
+    }
+}
+
+/// The message of a failed `functions.verifyTags` check: a moved tag as it is; a registry
+/// that could not be asked with what to do instead, since no cache can stand in for a tag
+/// lookup (tags move; that is what the check is for).
+fn verify_tags_failed(e: runtime::RegistryCheck) -> String {
+    match e {
+        runtime::RegistryCheck::Mismatch(m) => m,
+        runtime::RegistryCheck::Lookup(m) => format!(
+            "functions.verifyTags: {m}; tag checks need the registry (allowNetwork, the network of the functions, does not matter): run `krm-catalog catalog verify CATALOG` where the registry is reachable, and leave verifyTags off in offline and network-less runs (kpt and kustomize run container functions without network)"
+        ),
     }
 }
 

@@ -875,10 +875,10 @@ impl Expander<'_> {
         let message = match item.get("metadata").and_then(|m| m.get("name")) {
             Some(Value::String(name)) if !name.trim().is_empty() => return true,
             None | Some(Value::Null) => format!(
-                "missing metadata.name: a {kind} object needs a name (it names the instance, its generated objects and their file); set metadata.name"
+                "missing metadata.name: a {kind} object needs a name (it names the instance, its generated objects and their file); set `metadata.name`"
             ),
             Some(Value::String(_)) => format!(
-                "metadata.name is empty: a {kind} object needs a name (it names the instance, its generated objects and their file); set metadata.name"
+                "metadata.name is empty: a {kind} object needs a name (it names the instance, its generated objects and their file); set `metadata.name`"
             ),
             Some(other) => format!(
                 "metadata.name must be a string, not {}",
@@ -909,7 +909,7 @@ impl Expander<'_> {
         }
         let hint = suggest::hint(t, declared.iter().copied());
         let known = if declared.is_empty() {
-            "no loaded catalog declares any cluster type (ServiceDefinition spec.clusterTypes); remove clusterType".to_owned()
+            "no loaded catalog declares any cluster type (ServiceDefinition `spec.clusterTypes`); remove `clusterType`".to_owned()
         } else {
             format!(
                 "the loaded catalogs declare: {}",
@@ -1111,12 +1111,12 @@ impl Expander<'_> {
                 .and_then(Value::as_str);
             let message = match explicit {
                 Some("enabled") => format!(
-                    "service \"{id}\" renders although its clusterTypes ({types}) do not include cluster type \"{t}\": it is listed with status: enabled"
+                    "service \"{id}\" renders although its clusterTypes ({types}) do not include cluster type \"{t}\": it is listed with `status: enabled`"
                 ),
                 // Listed but disabled: nothing would render anyway, nothing to say.
                 Some("disabled") => continue,
                 _ => format!(
-                    "service \"{id}\" is left out: its clusterTypes ({types}) do not include cluster type \"{t}\"; set status: enabled to include it anyway"
+                    "service \"{id}\" is left out: its clusterTypes ({types}) do not include cluster type \"{t}\"; set `status: enabled` to include it anyway"
                 ),
             };
             self.results.push(

@@ -77,35 +77,61 @@ pub fn verify_container(
             "image {image} is not pinned by digest (allowed by functions.allowUnpinned)"
         ));
     }
-    match (remote, &parsed.tag, &digest) {
-        (Some(remote), Some(tag), _) => {
-            let tagged = format!("{}:{tag}", parsed.name());
-            let in_registry = remote.net_manifest_digest(&tagged)?;
-            if let Some(d) = &digest
-                && *d != in_registry
-            {
-                return Err(format!(
-                    "tag {tagged} moved: the registry has {in_registry}, the catalog pins {d}"
-                ));
-            }
-        }
-        // No tag to compare: the registry must still hold the pinned manifest.
-        (Some(remote), None, Some(d)) => {
-            let pinned = parsed.pinned(d);
-            let got = remote.net_manifest_digest(&pinned)?;
-            if got != *d {
-                return Err(format!(
-                    "{pinned}: the registry returned a manifest that hashes to {got}"
-                ));
-            }
-        }
-        _ => {}
-    }
-    Ok(PinnedImage {
+    let pinned = PinnedImage {
         image: parsed,
         digest,
         warnings,
-    })
+    };
+    if let Some(remote) = remote {
+        check_registry(&pinned, remote).map_err(|e| match e {
+            RegistryCheck::Lookup(m) | RegistryCheck::Mismatch(m) => m,
+        })?;
+    }
+    Ok(pinned)
+}
+
+/// Why a registry check of an image failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RegistryCheck {
+    /// The registry could not be asked (offline, unreachable, not found, refused).
+    Lookup(String),
+    /// The registry answered, with another digest.
+    Mismatch(String),
+}
+
+/// Resolve the image's tag in its registry (or, without a tag, its pinned digest) and require
+/// the digest it names to be the pinned one. Manifests only, never layers.
+pub fn check_registry(pinned: &PinnedImage, remote: &Remote) -> Result<(), RegistryCheck> {
+    let parsed = &pinned.image;
+    match (&parsed.tag, &pinned.digest) {
+        (Some(tag), digest) => {
+            let tagged = format!("{}:{tag}", parsed.name());
+            let in_registry = remote
+                .net_manifest_digest(&tagged)
+                .map_err(RegistryCheck::Lookup)?;
+            if let Some(d) = digest
+                && *d != in_registry
+            {
+                return Err(RegistryCheck::Mismatch(format!(
+                    "tag {tagged} moved: the registry has {in_registry}, the catalog pins {d}"
+                )));
+            }
+        }
+        // No tag to compare: the registry must still hold the pinned manifest.
+        (None, Some(d)) => {
+            let reference = parsed.pinned(d);
+            let got = remote
+                .net_manifest_digest(&reference)
+                .map_err(RegistryCheck::Lookup)?;
+            if got != *d {
+                return Err(RegistryCheck::Mismatch(format!(
+                    "{reference}: the registry returned a manifest that hashes to {got}"
+                )));
+            }
+        }
+        (None, None) => {}
+    }
+    Ok(())
 }
 
 /// The `config.kubernetes.io/function` annotation kustomize v5 and kpt parse for a pinned

@@ -115,6 +115,11 @@ fn golden_outputs_are_fixed_points() {
         if dir.join("args").exists() {
             continue;
         }
+        // A case whose results are, on purpose, not repeated on a second run (a pinned item
+        // is passed through then) says why in this file.
+        if dir.join("not-a-fixed-point").exists() {
+            continue;
+        }
         let first = fs_err::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
         let out = run(&[], &first, &dir);
         assert!(

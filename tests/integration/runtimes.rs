@@ -646,6 +646,69 @@ fn images_are_verified_against_the_registry() {
     );
 }
 
+/// issue 8, point 6: `functions.verifyTags` is the function's own registry access. Before, it
+/// was skipped without a word unless `allowNetwork` was also set (a moved tag was pinned with
+/// exit 0), and an unreachable registry under `allowNetwork` gave a bare connection error.
+#[test]
+fn issue8_f6_verify_tags_needs_no_allow_network_and_never_skips() {
+    let case = "issue8_f6_verify_tags_needs_no_allow_network_and_never_skips";
+    let pkg = Package::new(None);
+    // No registry listens on port 1 of loopback: the check fails and says what to do instead.
+    pkg.write(
+        "catalog.yaml",
+        image_catalog(&[image_kind(
+            "Tagged",
+            "127.0.0.1:1/fn/noop:v1",
+            Some(&"ab".repeat(32)),
+        )])
+        .as_bytes(),
+    );
+    let out = pkg.run(
+        &[],
+        &input("Tagged", "{mode: pin, verifyTags: true}"),
+        &[("KRM_CATALOG_HTTP_RETRIES", "0")],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stderr(&out);
+    assert!(
+        text.contains("functions.verifyTags: oci://127.0.0.1:1/fn/noop:v1")
+            && text.contains(
+                "run `krm-catalog catalog verify CATALOG` where the registry is reachable"
+            ),
+        "{text}"
+    );
+
+    let Some(reg) = registry(case) else {
+        return;
+    };
+    let r = &reg.addr;
+    let (v1, v1_digest, _) = image_layout(b"one", false);
+    push_image(v1.path(), &format!("{r}/fn/noop:v1"));
+    pkg.write(
+        "catalog.yaml",
+        image_catalog(&[image_kind(
+            "Tagged",
+            &format!("{r}/fn/noop:v1"),
+            Some(&v1_digest),
+        )])
+        .as_bytes(),
+    );
+    let out = pkg.run(&[], &input("Tagged", "{mode: pin, verifyTags: true}"), &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The tag moves: without allowNetwork the run still checks, and fails.
+    let (v2, v2_digest, _) = image_layout(b"two", false);
+    push_image(v2.path(), &format!("{r}/fn/noop:v1"));
+    let out = pkg.run(&[], &input("Tagged", "{mode: pin, verifyTags: true}"), &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains(&format!(
+            "tag {r}/fn/noop:v1 moved: the registry has {v2_digest}, the catalog pins {v1_digest}"
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
+
 // --- a real function image through Docker ----------------------------------------------------
 
 /// The static `set_labels` example as a `FROM scratch` image pushed to the registry; returns
