@@ -581,7 +581,7 @@ pub fn json_schema() -> Value {
                     "trustedCatalogs": {"type": "array", "items": {"type": "string"}, "description": "Remote catalogs allowed to load: exact references or a trailing * prefix."},
                     "builtin": {"type": "boolean", "default": true, "description": "Include the embedded catalog."},
                     "catalogOverwrite": {"type": "boolean", "default": false, "description": "Let a later catalog replace a service, template or manifest of an earlier one instead of failing."},
-                    "clusterType": {"type": "string", "description": "Cluster type (hub, spoke) that decides which services apply."},
+                    "clusterType": {"type": "string", "description": "Cluster type (hub, spoke, or another type a loaded catalog declares): services whose clusterTypes exclude it render only when listed with status: enabled."},
                     "cluster": {"type": "object", "description": "Free-form values exposed to templates as `cluster`."},
                     "functions": {
                         "type": "object",

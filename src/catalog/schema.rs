@@ -25,7 +25,7 @@ fn metadata_schema() -> Value {
 
 fn cluster_settings() -> Map<String, Value> {
     let mut p = Map::new();
-    p.insert("clusterType".into(), json!({"type": "string", "description": "Cluster type (hub or spoke): services whose clusterTypes exclude it are not materialised."}));
+    p.insert("clusterType".into(), json!({"type": "string", "description": "Cluster type (hub or spoke, or another type a loaded catalog declares): services whose clusterTypes exclude it are left out unless listed with status: enabled."}));
     p.insert("cluster".into(), json!({"type": "object", "description": "Free-form cluster values exposed to templates as `cluster` (name, ingressClassName, ...)."}));
     p
 }
@@ -121,7 +121,7 @@ pub fn service_set(catalog: &Catalog, flavor: Flavor) -> Value {
     json!({
         "$schema": DRAFT,
         "title": "ServiceSet",
-        "description": "The services of one cluster (the kubara model): every catalog service that applies to the cluster type is materialised with its defaults.",
+        "description": "The services of one cluster (the kubara model): every catalog service that applies to the cluster type is materialised with its defaults; a service whose clusterTypes exclude it only when listed with status: enabled.",
         "type": "object",
         "required": ["apiVersion", "kind", "metadata"],
         "properties": {
