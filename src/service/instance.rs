@@ -202,6 +202,24 @@ impl Instance {
     }
 }
 
+/// Why [`prepare`] refused an instance: its errors, and the warnings found before them
+/// (unknown fields dropped under `unknownFields: Warn`), which often explain the errors (a
+/// dropped `emial` is why `email` is missing) and so must not be lost with the instance.
+#[derive(Debug)]
+pub struct Rejected {
+    pub errors: Vec<Problem>,
+    pub warnings: Vec<Problem>,
+}
+
+impl From<Vec<Problem>> for Rejected {
+    fn from(errors: Vec<Problem>) -> Self {
+        Self {
+            errors,
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// Prune, default and validate one instance value of `service`. `path` is where the instance
 /// sits in its source object (`spec`, `spec.services.cert-manager`) and prefixes every problem.
 ///
@@ -212,22 +230,22 @@ pub fn prepare(
     raw: &Value,
     path: &str,
     unknown: UnknownFields,
-) -> Result<Instance, Vec<Problem>> {
+) -> Result<Instance, Rejected> {
     let def = &service.definition;
     let schema = service.instance_schema().map_err(|e| {
-        vec![Problem::new(
+        Rejected::from(vec![Problem::new(
             path,
             format!("service \"{}\" has an unusable schema: {e}", def.id),
-        )]
+        )])
     })?;
     let value = match raw {
         Value::Object(map) => map.clone(),
         Value::Null => Map::new(),
         other => {
-            return Err(vec![Problem::new(
+            return Err(Rejected::from(vec![Problem::new(
                 path,
                 format!("must be an object, not {}", crate::strict::type_name(other)),
-            )]);
+            )]));
         }
     };
     let mut problems = Vec::new();
@@ -242,7 +260,10 @@ pub fn prepare(
         }
     }
     let Value::Object(mut value) = pruned else {
-        return Err(vec![Problem::new(path, "must be an object")]);
+        return Err(Rejected {
+            errors: vec![Problem::new(path, "must be an object")],
+            warnings,
+        });
     };
     // status from spec.status when missing (kubara: also when empty).
     let missing_status = matches!(value.get("status"), None | Some(Value::Null))
@@ -301,7 +322,10 @@ pub fn prepare(
     );
     if !problems.is_empty() {
         problems.sort();
-        return Err(problems);
+        return Err(Rejected {
+            errors: problems,
+            warnings,
+        });
     }
     let status = instance
         .get("status")
@@ -314,13 +338,16 @@ pub fn prepare(
             value,
             warnings,
         }),
-        other => Err(vec![Problem::new(
-            path,
-            format!(
-                "must be an object, not {}",
-                crate::strict::type_name(&other)
-            ),
-        )]),
+        other => Err(Rejected {
+            errors: vec![Problem::new(
+                path,
+                format!(
+                    "must be an object, not {}",
+                    crate::strict::type_name(&other)
+                ),
+            )],
+            warnings,
+        }),
     }
 }
 
