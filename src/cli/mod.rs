@@ -739,12 +739,33 @@ fn catalog_lint(
                 !lend_only || l == linted
             }));
         }
-        for e in &problems {
+        for e in &mut problems {
             failed |= !e.warning;
+            // A template that needs a cluster value (the built-in pattern's cluster.repoURL
+            // for kubara charts) is no fault of the catalog: say how to give one.
+            if !e.warning && cluster_values.is_empty() && e.message.contains("cluster.") {
+                e.message.push_str(
+                    "; this test render has no cluster values: give them with `--cluster KEY=VALUE`",
+                );
+            }
             let _ = writeln!(err, "{}: {e}", if e.warning { "warning" } else { "error" });
         }
         if !problems.iter().any(|e| !e.warning) {
-            let templates = catalog.templates().count();
+            // Only the linted catalog counts, not one loaded to lend it a pattern.
+            let linted = catalog
+                .bundles
+                .iter()
+                .position(|b| b.origin.label() == bundle_label)
+                .filter(|_| lend_only);
+            let services = catalog
+                .services()
+                .iter()
+                .filter(|s| linted.is_none_or(|i| s.bundle == i))
+                .count();
+            let templates = match linted {
+                Some(i) => catalog.own_template_count(i),
+                None => catalog.templates().count(),
+            };
             let functions = catalog
                 .kinds()
                 .iter()
@@ -752,8 +773,7 @@ fn catalog_lint(
                 .count();
             let _ = writeln!(
                 err,
-                "ok: {label}: {} services, {functions} function kinds, {templates} templates",
-                catalog.services().len()
+                "ok: {label}: {services} services, {functions} function kinds, {templates} templates"
             );
         }
     }

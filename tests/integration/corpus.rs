@@ -133,3 +133,44 @@ fn issue8_p4_kubara_catalogs_lint_with_the_builtin_standard_pattern() {
         );
     }
 }
+
+/// Issue 8 point 4 (acceptance review): `catalog lint DIR --standard-pattern builtin` reports
+/// what DIR holds, not the lender's services and templates (it said "9 services, 10
+/// templates" for kubara's 2-service bootstrap catalog), and a render that fails for want of
+/// a cluster value says how to give one.
+#[test]
+fn issue8_lint_with_a_borrowed_pattern_counts_only_the_linted_catalog() {
+    for (dir, services) in [(BOOTSTRAP, 2), (GENERAL, 16)] {
+        let out = run(
+            &[
+                "catalog",
+                "lint",
+                dir,
+                "--standard-pattern",
+                "builtin",
+                "--cluster",
+                "repoURL=https://git.example.com/platform.git",
+            ],
+            "",
+            &root(),
+        );
+        assert!(out.status.success(), "{dir}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out).lines().last(),
+            Some(format!("ok: {dir}: {services} services, 0 function kinds, 0 templates").as_str()),
+            "{dir}: {}",
+            stderr(&out)
+        );
+        let out = run(
+            &["catalog", "lint", dir, "--standard-pattern", "builtin"],
+            "",
+            &root(),
+        );
+        assert_eq!(out.status.code(), Some(1), "{dir}");
+        assert!(
+            stderr(&out).contains("cluster.repoURL is required for services without a krm-catalog.dev/helm-repo annotation; this test render has no cluster values: give them with `--cluster KEY=VALUE`"),
+            "{dir}: {}",
+            stderr(&out)
+        );
+    }
+}
