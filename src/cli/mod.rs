@@ -573,6 +573,10 @@ fn catalog_view(reference: &str) -> ExitCode {
     } else {
         Bundle::from_path(reference, std::path::Path::new(reference))
     };
+    // The catalog is shown alone: a pattern it borrows (its Catalog document's
+    // standardPattern) is named, not loaded, so asking for one does not fail the view.
+    let mut bundle = bundle;
+    let borrows = bundle.standard_pattern.take();
     let (catalog, errors) = Catalog::merge(vec![bundle], false);
     for e in &errors {
         crate::log!(if e.warning { Level::Warn } else { Level::Error }, "{e}");
@@ -596,6 +600,12 @@ fn catalog_view(reference: &str) -> ExitCode {
         info.version.as_deref().unwrap_or("(none)")
     );
     let _ = writeln!(out, "Digest:    sha256:{}", info.digest);
+    if let Some(lender) = &borrows {
+        let _ = writeln!(
+            out,
+            "Pattern:   borrows the standard pattern of \"{lender}\" (spec.standardPattern)"
+        );
+    }
     let publisher = if info.publishers.is_empty() {
         "(not declared)".to_owned()
     } else {
@@ -718,19 +728,22 @@ fn catalog_lint(
     let mut err = std::io::stderr().lock();
     for path in paths {
         let label = path.display().to_string();
-        let mut bundles = Vec::new();
-        if with_builtin || standard_pattern == Some("builtin") {
-            bundles.push(crate::builtin::bundle());
-        }
         let mut bundle = Bundle::from_path(&label, path);
         let bundle_label = bundle.origin.label();
         if let Some(p) = standard_pattern {
             bundle.standard_pattern = Some(p.to_owned());
         }
+        // The pattern asked for by --standard-pattern, else by the catalog's own Catalog
+        // document (`spec.standardPattern: builtin`), which lint honours without a flag.
+        let pattern = bundle.standard_pattern.clone();
+        let mut bundles = Vec::new();
+        if with_builtin || pattern.as_deref() == Some("builtin") {
+            bundles.push(crate::builtin::bundle());
+        }
         bundles.push(bundle);
         // A catalog loaded only to lend its pattern is not what is linted: the linted
         // catalog's services replace its equal ones (as catalogOverwrite does in a run).
-        let lend_only = standard_pattern.is_some() && !with_builtin;
+        let lend_only = pattern.is_some() && !with_builtin;
         let (catalog, mut problems) = Catalog::merge(bundles, lend_only);
         // Rendering a catalog that did not load cleanly would only repeat its errors.
         if !problems.iter().any(|e| !e.warning) {
