@@ -37,8 +37,9 @@ against their catalog's schema, exactly as the Kubernetes apiserver defaults CRD
 into manifests placed next to them. Every other item passes through untouched.
 
 The function config is a `krm-catalog.dev/v1alpha1 ResolveCatalog`, a kpt ConfigMap
-(keys: catalogs, trusted-catalogs, builtin, catalog-overwrite, cluster-type, offline, mode,
-allow-exec, allow-inline-exec, allow-network, container-engine, cluster.<key>), or a
+(keys: catalogs, trusted-catalogs, builtin, catalog-overwrite, cluster-type, offline,
+unknown-fields, mode, allow-exec, allow-inline-exec, allow-network, container-engine,
+verify-tags, allow-unpinned, cluster.<key>), or a
 ServiceSet/service object carrying the same settings in its spec.
 
 Exit codes: 0 success (warnings allowed); 1 error results or unreadable input; 2 usage error.";
@@ -818,6 +819,19 @@ fn version() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 8 point 3 (acceptance review): `--help` lists every ConfigMap key the function
+    /// accepts; `unknown-fields`, `verify-tags` and `allow-unpinned` were missing.
+    #[test]
+    fn issue8_help_lists_every_configmap_key() {
+        let help: String = LONG_ABOUT.split_whitespace().collect::<Vec<_>>().join(" ");
+        for key in crate::config::CONFIGMAP_KEYS {
+            assert!(
+                help.contains(&format!(" {key},")) || help.contains(&format!(" {key})")),
+                "{key} is missing from the help text"
+            );
+        }
+    }
 
     /// Issue 8 point 4: the entry `catalog view` suggests trusts the reference as viewed and
     /// the pinned form it recommends (the entry `oci://r/c:v2` alone does not match
