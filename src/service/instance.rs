@@ -357,8 +357,12 @@ pub fn prepare(
 pub fn unknown_field(base: &str, structural: &Structural, removed: &[PathSegment]) -> Problem {
     let full = segments_path(base, removed);
     let mut parent = Some(structural);
+    // The schema of the object holding the last ancestor: an embedded resource's `metadata`
+    // has no schema of its own, its fields are ObjectMeta's.
+    let mut holder = None;
     if let Some((_, ancestors)) = removed.split_last() {
         for seg in ancestors {
+            holder = parent;
             parent = parent.and_then(|s| match seg {
                 PathSegment::Key(k) => s.property(k).or_else(|| {
                     s.additional_properties
@@ -369,7 +373,12 @@ pub fn unknown_field(base: &str, structural: &Structural, removed: &[PathSegment
             });
         }
     }
+    let in_object_meta = holder.is_some_and(|h| h.x_embedded_resource)
+        && matches!(removed.iter().rev().nth(1), Some(PathSegment::Key(k)) if k == "metadata");
     let hint = match (removed.last(), parent) {
+        (Some(PathSegment::Key(k)), _) if in_object_meta => {
+            crate::suggest::hint(k, schema::OBJECT_META_FIELDS.iter().copied())
+        }
         (Some(PathSegment::Key(k)), Some(p)) => {
             crate::suggest::hint(k, p.properties.iter().map(|(name, _)| name.as_str()))
         }

@@ -1232,6 +1232,9 @@ fn prune_rec(
             let mut unknown = Vec::new();
             for (k, v) in m.iter_mut() {
                 if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    if k == "metadata" {
+                        prune_object_meta(v, path, removed);
+                    }
                     continue;
                 }
                 path.push(PathSegment::Key(k.clone()));
@@ -1275,6 +1278,9 @@ fn skip_prune(
             let embedded = s.x_embedded_resource || force_embedded;
             for (k, v) in m.iter_mut() {
                 if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    if k == "metadata" {
+                        prune_object_meta(v, path, removed);
+                    }
                     continue;
                 }
                 path.push(PathSegment::Key(k.clone()));
@@ -1296,6 +1302,50 @@ fn skip_prune(
             }
         }
         _ => {}
+    }
+}
+
+/// The JSON fields of `metav1.ObjectMeta` (k8s.io/apimachinery `pkg/apis/meta/v1/types.go`).
+pub(crate) const OBJECT_META_FIELDS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// The `metadata` of an embedded resource is read as an `ObjectMeta`: a field it does not
+/// have is dropped, and reported as unknown under strict field validation (apiextensions-
+/// apiserver `pkg/apiserver/schema/objectmeta/algorithm.go` `coerce` →
+/// `GetObjectMetaWithOptions` with `ReturnUnknownFieldPaths`, then `SetObjectMeta`).
+fn prune_object_meta(
+    metadata: &mut Value,
+    path: &[PathSegment],
+    removed: &mut Vec<Vec<PathSegment>>,
+) {
+    let Value::Object(m) = metadata else {
+        return;
+    };
+    let unknown: Vec<String> = m
+        .keys()
+        .filter(|k| !OBJECT_META_FIELDS.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    let mut meta_path = path.to_vec();
+    meta_path.push(PathSegment::Key("metadata".into()));
+    for k in unknown {
+        removed.push(child(&meta_path, PathSegment::Key(k.clone())));
+        m.shift_remove(&k);
     }
 }
 
