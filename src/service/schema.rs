@@ -791,7 +791,15 @@ impl Checker {
                 "CEL rules are not evaluated by krm-catalog".to_owned(),
             );
         }
+        // OpenAPI's numeric formats on their own types (kubebuilder writes `int32`/`int64` on
+        // every Go integer field) only document the width; kube-openapi ignores them, and so do
+        // we, without a warning on every run for every real CRD.
+        let numeric_format = matches!(
+            (p.format, p.type_),
+            (Some("int32" | "int64"), Some("integer")) | (Some("float" | "double"), Some("number"))
+        );
         if let Some(f) = p.format
+            && !numeric_format
             && convert_format(
                 f,
                 &node_types(
@@ -3657,6 +3665,24 @@ mod tests {
         ));
         assert_eq!(c.warnings().len(), 1, "{:?}", c.warnings());
         assert_eq!(c.warnings()[0].path, "properties.a.format");
+    }
+
+    /// Issue 8 point 2 (acceptance review): kubebuilder's `int32`/`int64` on integers and
+    /// `float`/`double` on numbers are OpenAPI's own numeric formats; a real CRD schema has
+    /// dozens of them and got a warning for each on every run. A string format on a number
+    /// is still a warning.
+    #[test]
+    fn issue8_numeric_formats_on_their_types_are_no_warning() {
+        let c = parsed(&obj(json!({
+            "a": {"type": "integer", "format": "int32"},
+            "b": {"type": "integer", "format": "int64"},
+            "c": {"type": "number", "format": "double"},
+            "d": {"type": "number", "format": "float"},
+            "e": {"type": "integer", "format": "email"},
+            "f": {"type": "string", "format": "int32"}
+        })));
+        let paths: Vec<&str> = c.warnings().iter().map(|w| w.path.as_str()).collect();
+        assert_eq!(paths, ["properties.e.format", "properties.f.format"]);
     }
 
     // --- ValidateDefaults ---
