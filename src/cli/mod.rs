@@ -253,6 +253,27 @@ fn function_mode() -> ExitCode {
     }
 }
 
+/// The one YAML document of a `--fn-config` file. A file of several documents is refused by
+/// name (the parser's own message points at its Rust API).
+pub(crate) fn parse_fn_config(
+    path: &std::path::Path,
+    text: &str,
+) -> Result<serde_json::Value, String> {
+    let docs = crate::yaml::parse_stream(text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut docs: Vec<serde_json::Value> = docs
+        .into_iter()
+        .map(|d| d.value)
+        .filter(|v| !v.is_null())
+        .collect();
+    match docs.len() {
+        1 => Ok(docs.remove(0)),
+        n => Err(format!(
+            "{}: expected one YAML document (the function config), found {n}; give the function config a file of its own",
+            path.display()
+        )),
+    }
+}
+
 /// Load the catalogs a human command asked for; errors are printed.
 fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
     let mut settings = Settings::default();
@@ -264,10 +285,10 @@ fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
                 return None;
             }
         };
-        let doc = match crate::yaml::parse(&text) {
+        let doc = match parse_fn_config(path, &text) {
             Ok(d) => d,
             Err(e) => {
-                crate::log!(Level::Error, "{}: {e}", path.display());
+                crate::log!(Level::Error, "{e}");
                 return None;
             }
         };
