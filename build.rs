@@ -119,9 +119,10 @@ fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Ch
                     "",
                     service::instance::UnknownFields::Strict,
                 ) {
-                    Err(problems) => Some(format!(
+                    Err(rejected) => Some(format!(
                         "{id}: the config made of its examples is invalid: {}",
-                        problems
+                        rejected
+                            .errors
                             .iter()
                             .map(|p| format!("{}: {}", p.path, p.message))
                             .collect::<Vec<_>>()

@@ -31,7 +31,8 @@ pub const SETTING_KEYS: &[&str] = &[
 /// Settings that any service object or `ServiceSet` item may carry for itself.
 pub const ITEM_SETTING_KEYS: &[&str] = &["clusterType", "cluster"];
 
-const CONFIGMAP_KEYS: &[&str] = &[
+/// The keys a kpt `ConfigMap` function config may carry (besides `cluster.<key>`).
+pub const CONFIGMAP_KEYS: &[&str] = &[
     "catalogs",
     "trusted-catalogs",
     "builtin",

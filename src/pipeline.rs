@@ -981,8 +981,9 @@ impl Expander<'_> {
                 self.push_problems(item, p.warnings.clone(), Severity::Warning);
                 p
             }
-            Err(problems) => {
-                let problems = where_to_set(item, service, "spec", problems);
+            Err(rejected) => {
+                self.push_problems(item, rejected.warnings, Severity::Warning);
+                let problems = where_to_set(item, service, "spec", rejected.errors);
                 self.push_problems(item, problems, Severity::Error);
                 return Vec::new();
             }
@@ -1143,9 +1144,10 @@ impl Expander<'_> {
                     statuses.insert(id.clone(), p.status);
                     prepared.push((service, p));
                 }
-                Err(problems) => {
+                Err(rejected) => {
+                    self.push_problems(item, rejected.warnings, Severity::Warning);
                     let base = join("spec.services", id);
-                    let problems = where_to_set(item, service, &base, problems);
+                    let problems = where_to_set(item, service, &base, rejected.errors);
                     self.push_problems(item, problems, Severity::Error);
                     failed = true;
                 }

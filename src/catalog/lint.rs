@@ -57,7 +57,9 @@ pub fn lint_only(
         let prepared =
             match instance::prepare(service, &defaults_only, "", instance::UnknownFields::Strict) {
                 Ok(p) => p,
-                Err(problems) => {
+                Err(instance::Rejected {
+                    errors: problems, ..
+                }) => {
                     let found = default_config_problems(&label, service, &problems);
                     let only_missing = problems.iter().all(|p| p.message == "Required value");
                     errors.extend(found.into_iter().map(located));
@@ -77,7 +79,9 @@ pub fn lint_only(
                         instance::UnknownFields::Strict,
                     ) {
                         Ok(p) => p,
-                        Err(problems) => {
+                        Err(instance::Rejected {
+                            errors: problems, ..
+                        }) => {
                             errors.extend(
                                 default_config_problems(&label, service, &problems)
                                     .into_iter()

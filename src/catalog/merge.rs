@@ -496,6 +496,13 @@ impl Catalog {
             )
     }
 
+    /// How many templates bundle `index` brings itself: its own standard pattern and the
+    /// chart templates it defined (not a pattern it borrows).
+    pub fn own_template_count(&self, index: usize) -> usize {
+        self.patterns.get(index).map_or(0, BTreeMap::len)
+            + self.templates.values().filter(|(_, b)| *b == index).count()
+    }
+
     /// The templates a bundle's services render with: its standard pattern (own or borrowed)
     /// and the chart templates of its own tree.
     pub(crate) fn environment_templates(

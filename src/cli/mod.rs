@@ -37,8 +37,9 @@ against their catalog's schema, exactly as the Kubernetes apiserver defaults CRD
 into manifests placed next to them. Every other item passes through untouched.
 
 The function config is a `krm-catalog.dev/v1alpha1 ResolveCatalog`, a kpt ConfigMap
-(keys: catalogs, trusted-catalogs, builtin, catalog-overwrite, cluster-type, offline, mode,
-allow-exec, allow-inline-exec, allow-network, container-engine, cluster.<key>), or a
+(keys: catalogs, trusted-catalogs, builtin, catalog-overwrite, cluster-type, offline,
+unknown-fields, mode, allow-exec, allow-inline-exec, allow-network, container-engine,
+verify-tags, allow-unpinned, cluster.<key>), or a
 ServiceSet/service object carrying the same settings in its spec.
 
 Exit codes: 0 success (warnings allowed); 1 error results or unreadable input; 2 usage error.";
@@ -252,6 +253,27 @@ fn function_mode() -> ExitCode {
     }
 }
 
+/// The one YAML document of a `--fn-config` file. A file of several documents is refused by
+/// name (the parser's own message points at its Rust API).
+pub(crate) fn parse_fn_config(
+    path: &std::path::Path,
+    text: &str,
+) -> Result<serde_json::Value, String> {
+    let docs = crate::yaml::parse_stream(text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut docs: Vec<serde_json::Value> = docs
+        .into_iter()
+        .map(|d| d.value)
+        .filter(|v| !v.is_null())
+        .collect();
+    match docs.len() {
+        1 => Ok(docs.remove(0)),
+        n => Err(format!(
+            "{}: expected one YAML document (the function config), found {n}; give the function config a file of its own",
+            path.display()
+        )),
+    }
+}
+
 /// Load the catalogs a human command asked for; errors are printed.
 fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
     let mut settings = Settings::default();
@@ -263,10 +285,10 @@ fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
                 return None;
             }
         };
-        let doc = match crate::yaml::parse(&text) {
+        let doc = match parse_fn_config(path, &text) {
             Ok(d) => d,
             Err(e) => {
-                crate::log!(Level::Error, "{}: {e}", path.display());
+                crate::log!(Level::Error, "{e}");
                 return None;
             }
         };
@@ -573,6 +595,10 @@ fn catalog_view(reference: &str) -> ExitCode {
     } else {
         Bundle::from_path(reference, std::path::Path::new(reference))
     };
+    // The catalog is shown alone: a pattern it borrows (its Catalog document's
+    // standardPattern) is named, not loaded, so asking for one does not fail the view.
+    let mut bundle = bundle;
+    let borrows = bundle.standard_pattern.take();
     let (catalog, errors) = Catalog::merge(vec![bundle], false);
     for e in &errors {
         crate::log!(if e.warning { Level::Warn } else { Level::Error }, "{e}");
@@ -596,6 +622,12 @@ fn catalog_view(reference: &str) -> ExitCode {
         info.version.as_deref().unwrap_or("(none)")
     );
     let _ = writeln!(out, "Digest:    sha256:{}", info.digest);
+    if let Some(lender) = &borrows {
+        let _ = writeln!(
+            out,
+            "Pattern:   borrows the standard pattern of \"{lender}\" (spec.standardPattern)"
+        );
+    }
     let publisher = if info.publishers.is_empty() {
         "(not declared)".to_owned()
     } else {
@@ -718,19 +750,22 @@ fn catalog_lint(
     let mut err = std::io::stderr().lock();
     for path in paths {
         let label = path.display().to_string();
-        let mut bundles = Vec::new();
-        if with_builtin || standard_pattern == Some("builtin") {
-            bundles.push(crate::builtin::bundle());
-        }
         let mut bundle = Bundle::from_path(&label, path);
         let bundle_label = bundle.origin.label();
         if let Some(p) = standard_pattern {
             bundle.standard_pattern = Some(p.to_owned());
         }
+        // The pattern asked for by --standard-pattern, else by the catalog's own Catalog
+        // document (`spec.standardPattern: builtin`), which lint honours without a flag.
+        let pattern = bundle.standard_pattern.clone();
+        let mut bundles = Vec::new();
+        if with_builtin || pattern.as_deref() == Some("builtin") {
+            bundles.push(crate::builtin::bundle());
+        }
         bundles.push(bundle);
         // A catalog loaded only to lend its pattern is not what is linted: the linted
         // catalog's services replace its equal ones (as catalogOverwrite does in a run).
-        let lend_only = standard_pattern.is_some() && !with_builtin;
+        let lend_only = pattern.is_some() && !with_builtin;
         let (catalog, mut problems) = Catalog::merge(bundles, lend_only);
         // Rendering a catalog that did not load cleanly would only repeat its errors.
         if !problems.iter().any(|e| !e.warning) {
@@ -739,12 +774,33 @@ fn catalog_lint(
                 !lend_only || l == linted
             }));
         }
-        for e in &problems {
+        for e in &mut problems {
             failed |= !e.warning;
+            // A template that needs a cluster value (the built-in pattern's cluster.repoURL
+            // for kubara charts) is no fault of the catalog: say how to give one.
+            if !e.warning && cluster_values.is_empty() && e.message.contains("cluster.") {
+                e.message.push_str(
+                    "; this test render has no cluster values: give them with `--cluster KEY=VALUE`",
+                );
+            }
             let _ = writeln!(err, "{}: {e}", if e.warning { "warning" } else { "error" });
         }
         if !problems.iter().any(|e| !e.warning) {
-            let templates = catalog.templates().count();
+            // Only the linted catalog counts, not one loaded to lend it a pattern.
+            let linted = catalog
+                .bundles
+                .iter()
+                .position(|b| b.origin.label() == bundle_label)
+                .filter(|_| lend_only);
+            let services = catalog
+                .services()
+                .iter()
+                .filter(|s| linted.is_none_or(|i| s.bundle == i))
+                .count();
+            let templates = match linted {
+                Some(i) => catalog.own_template_count(i),
+                None => catalog.templates().count(),
+            };
             let functions = catalog
                 .kinds()
                 .iter()
@@ -752,8 +808,7 @@ fn catalog_lint(
                 .count();
             let _ = writeln!(
                 err,
-                "ok: {label}: {} services, {functions} function kinds, {templates} templates",
-                catalog.services().len()
+                "ok: {label}: {services} services, {functions} function kinds, {templates} templates"
             );
         }
     }
@@ -785,6 +840,19 @@ fn version() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 8 point 3 (acceptance review): `--help` lists every ConfigMap key the function
+    /// accepts; `unknown-fields`, `verify-tags` and `allow-unpinned` were missing.
+    #[test]
+    fn issue8_help_lists_every_configmap_key() {
+        let help: String = LONG_ABOUT.split_whitespace().collect::<Vec<_>>().join(" ");
+        for key in crate::config::CONFIGMAP_KEYS {
+            assert!(
+                help.contains(&format!(" {key},")) || help.contains(&format!(" {key})")),
+                "{key} is missing from the help text"
+            );
+        }
+    }
 
     /// Issue 8 point 4: the entry `catalog view` suggests trusts the reference as viewed and
     /// the pinned form it recommends (the entry `oci://r/c:v2` alone does not match

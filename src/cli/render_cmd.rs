@@ -37,6 +37,9 @@ struct Inputs {
     items: Vec<Value>,
     /// The `functionConfig` of a ResourceList input, with the file it came from.
     function_config: Option<(String, Value)>,
+    /// `ResolveCatalog` documents among the plain inputs: what the message calls them, and
+    /// their file (`None` for stdin).
+    configs: Vec<(String, Option<PathBuf>)>,
 }
 
 /// Whether a document is a ResourceList (`config.kubernetes.io/v1` or `v1alpha1`).
@@ -73,7 +76,7 @@ fn is_orchestrator_file(path: &Path) -> bool {
 fn read_docs(
     text: &str,
     path: Option<&str>,
-    label: &str,
+    (label, file): (&str, Option<&Path>),
     from_dir: bool,
     inputs: &mut Inputs,
 ) -> Result<(), String> {
@@ -100,6 +103,17 @@ fn read_docs(
         if is_resource_list(&item) {
             read_resource_list(item, label, inputs)?;
             continue;
+        }
+        if resource_list::str_at(&item, &["apiVersion"])
+            .rsplit_once('/')
+            .map(|(g, _)| g)
+            == Some(crate::config::GROUP)
+            && resource_list::str_at(&item, &["kind"]) == crate::config::KIND
+        {
+            inputs.configs.push((
+                format!("{label}: document {index} (line {})", doc.line),
+                file.map(Path::to_path_buf),
+            ));
         }
         if from_dir && resource_list::is_local_config(&item) && !is_ours(&item) {
             crate::log!(
@@ -235,7 +249,7 @@ fn read_inputs(inputs: &[String]) -> Result<Inputs, String> {
             std::io::stdin()
                 .read_to_string(&mut text)
                 .map_err(|e| format!("stdin: {e}"))?;
-            read_docs(&text, None, "stdin", false, &mut read)?;
+            read_docs(&text, None, ("stdin", None), false, &mut read)?;
             continue;
         }
         let path = Path::new(&input);
@@ -250,12 +264,12 @@ fn read_inputs(inputs: &[String]) -> Result<Inputs, String> {
             for (rel, file) in files {
                 let text = fs_err::read_to_string(&file).map_err(|e| e.to_string())?;
                 let label = file.display().to_string();
-                read_docs(&text, Some(&rel), &label, true, &mut read)?;
+                read_docs(&text, Some(&rel), (&label, Some(&file)), true, &mut read)?;
             }
         } else {
             let text = fs_err::read_to_string(path).map_err(|e| e.to_string())?;
             let rel = input.trim_start_matches("./").to_owned();
-            read_docs(&text, Some(&rel), &input, false, &mut read)?;
+            read_docs(&text, Some(&rel), (&input, Some(path)), false, &mut read)?;
         }
     }
     Ok(read)
@@ -268,6 +282,7 @@ pub fn run(args: &RenderArgs) -> ExitCode {
     let Inputs {
         items,
         function_config: listed_config,
+        configs,
     } = match read_inputs(&inputs) {
         Ok(read) => read,
         Err(e) => {
@@ -275,6 +290,38 @@ pub fn run(args: &RenderArgs) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    // A ResolveCatalog among the inputs is not read as the function config (only
+    // --fn-config or a ResourceList's functionConfig are): rendering without it would
+    // succeed with other settings than the user wrote, so it must be the --fn-config file.
+    let same_file = |file: &Option<PathBuf>| {
+        let canonical = |p: &Path| fs_err::canonicalize(p).ok();
+        match (file, &args.fn_config) {
+            (Some(f), Some(c)) => canonical(f).is_some_and(|f| Some(f) == canonical(c)),
+            _ => false,
+        }
+    };
+    let stray: Vec<&String> = configs
+        .iter()
+        .filter(|(_, file)| !same_file(file))
+        .map(|(label, _)| label)
+        .collect();
+    if !stray.is_empty() {
+        for label in stray {
+            let what = match &args.fn_config {
+                Some(c) => format!(
+                    "this run's function config is --fn-config {}: remove one of them",
+                    c.display()
+                ),
+                None => "give its file with `--fn-config FILE` (it may stay among the inputs)"
+                    .to_owned(),
+            };
+            crate::log!(
+                Level::Error,
+                "{label}: a ResolveCatalog among the inputs is not used as the function config; {what}"
+            );
+        }
+        return ExitCode::from(1);
+    }
     let function_config = match &args.fn_config {
         None => listed_config.map(|(_, config)| config),
         Some(path) if listed_config.is_some() => {
@@ -288,7 +335,7 @@ pub fn run(args: &RenderArgs) -> ExitCode {
         }
         Some(path) => match fs_err::read_to_string(path)
             .map_err(|e| e.to_string())
-            .and_then(|t| crate::yaml::parse(&t).map_err(|e| format!("{}: {e}", path.display())))
+            .and_then(|t| super::parse_fn_config(path, &t))
         {
             Ok(Value::Object(m)) => Some(Value::Object(m)),
             Ok(_) => {

@@ -202,6 +202,24 @@ impl Instance {
     }
 }
 
+/// Why [`prepare`] refused an instance: its errors, and the warnings found before them
+/// (unknown fields dropped under `unknownFields: Warn`), which often explain the errors (a
+/// dropped `emial` is why `email` is missing) and so must not be lost with the instance.
+#[derive(Debug)]
+pub struct Rejected {
+    pub errors: Vec<Problem>,
+    pub warnings: Vec<Problem>,
+}
+
+impl From<Vec<Problem>> for Rejected {
+    fn from(errors: Vec<Problem>) -> Self {
+        Self {
+            errors,
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// Prune, default and validate one instance value of `service`. `path` is where the instance
 /// sits in its source object (`spec`, `spec.services.cert-manager`) and prefixes every problem.
 ///
@@ -212,22 +230,22 @@ pub fn prepare(
     raw: &Value,
     path: &str,
     unknown: UnknownFields,
-) -> Result<Instance, Vec<Problem>> {
+) -> Result<Instance, Rejected> {
     let def = &service.definition;
     let schema = service.instance_schema().map_err(|e| {
-        vec![Problem::new(
+        Rejected::from(vec![Problem::new(
             path,
             format!("service \"{}\" has an unusable schema: {e}", def.id),
-        )]
+        )])
     })?;
     let value = match raw {
         Value::Object(map) => map.clone(),
         Value::Null => Map::new(),
         other => {
-            return Err(vec![Problem::new(
+            return Err(Rejected::from(vec![Problem::new(
                 path,
                 format!("must be an object, not {}", crate::strict::type_name(other)),
-            )]);
+            )]));
         }
     };
     let mut problems = Vec::new();
@@ -242,7 +260,10 @@ pub fn prepare(
         }
     }
     let Value::Object(mut value) = pruned else {
-        return Err(vec![Problem::new(path, "must be an object")]);
+        return Err(Rejected {
+            errors: vec![Problem::new(path, "must be an object")],
+            warnings,
+        });
     };
     // status from spec.status when missing (kubara: also when empty).
     let missing_status = matches!(value.get("status"), None | Some(Value::Null))
@@ -301,7 +322,10 @@ pub fn prepare(
     );
     if !problems.is_empty() {
         problems.sort();
-        return Err(problems);
+        return Err(Rejected {
+            errors: problems,
+            warnings,
+        });
     }
     let status = instance
         .get("status")
@@ -314,13 +338,16 @@ pub fn prepare(
             value,
             warnings,
         }),
-        other => Err(vec![Problem::new(
-            path,
-            format!(
-                "must be an object, not {}",
-                crate::strict::type_name(&other)
-            ),
-        )]),
+        other => Err(Rejected {
+            errors: vec![Problem::new(
+                path,
+                format!(
+                    "must be an object, not {}",
+                    crate::strict::type_name(&other)
+                ),
+            )],
+            warnings,
+        }),
     }
 }
 
@@ -330,8 +357,12 @@ pub fn prepare(
 pub fn unknown_field(base: &str, structural: &Structural, removed: &[PathSegment]) -> Problem {
     let full = segments_path(base, removed);
     let mut parent = Some(structural);
+    // The schema of the object holding the last ancestor: an embedded resource's `metadata`
+    // has no schema of its own, its fields are ObjectMeta's.
+    let mut holder = None;
     if let Some((_, ancestors)) = removed.split_last() {
         for seg in ancestors {
+            holder = parent;
             parent = parent.and_then(|s| match seg {
                 PathSegment::Key(k) => s.property(k).or_else(|| {
                     s.additional_properties
@@ -342,7 +373,12 @@ pub fn unknown_field(base: &str, structural: &Structural, removed: &[PathSegment
             });
         }
     }
+    let in_object_meta = holder.is_some_and(|h| h.x_embedded_resource)
+        && matches!(removed.iter().rev().nth(1), Some(PathSegment::Key(k)) if k == "metadata");
     let hint = match (removed.last(), parent) {
+        (Some(PathSegment::Key(k)), _) if in_object_meta => {
+            crate::suggest::hint(k, schema::OBJECT_META_FIELDS.iter().copied())
+        }
         (Some(PathSegment::Key(k)), Some(p)) => {
             crate::suggest::hint(k, p.properties.iter().map(|(name, _)| name.as_str()))
         }

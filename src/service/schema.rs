@@ -791,7 +791,15 @@ impl Checker {
                 "CEL rules are not evaluated by krm-catalog".to_owned(),
             );
         }
+        // OpenAPI's numeric formats on their own types (kubebuilder writes `int32`/`int64` on
+        // every Go integer field) only document the width; kube-openapi ignores them, and so do
+        // we, without a warning on every run for every real CRD.
+        let numeric_format = matches!(
+            (p.format, p.type_),
+            (Some("int32" | "int64"), Some("integer")) | (Some("float" | "double"), Some("number"))
+        );
         if let Some(f) = p.format
+            && !numeric_format
             && convert_format(
                 f,
                 &node_types(
@@ -1232,6 +1240,9 @@ fn prune_rec(
             let mut unknown = Vec::new();
             for (k, v) in m.iter_mut() {
                 if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    if k == "metadata" {
+                        prune_object_meta(v, path, removed);
+                    }
                     continue;
                 }
                 path.push(PathSegment::Key(k.clone()));
@@ -1275,6 +1286,9 @@ fn skip_prune(
             let embedded = s.x_embedded_resource || force_embedded;
             for (k, v) in m.iter_mut() {
                 if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+                    if k == "metadata" {
+                        prune_object_meta(v, path, removed);
+                    }
                     continue;
                 }
                 path.push(PathSegment::Key(k.clone()));
@@ -1296,6 +1310,50 @@ fn skip_prune(
             }
         }
         _ => {}
+    }
+}
+
+/// The JSON fields of `metav1.ObjectMeta` (k8s.io/apimachinery `pkg/apis/meta/v1/types.go`).
+pub(crate) const OBJECT_META_FIELDS: &[&str] = &[
+    "name",
+    "generateName",
+    "namespace",
+    "selfLink",
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+    "labels",
+    "annotations",
+    "ownerReferences",
+    "finalizers",
+    "managedFields",
+];
+
+/// The `metadata` of an embedded resource is read as an `ObjectMeta`: a field it does not
+/// have is dropped, and reported as unknown under strict field validation (apiextensions-
+/// apiserver `pkg/apiserver/schema/objectmeta/algorithm.go` `coerce` →
+/// `GetObjectMetaWithOptions` with `ReturnUnknownFieldPaths`, then `SetObjectMeta`).
+fn prune_object_meta(
+    metadata: &mut Value,
+    path: &[PathSegment],
+    removed: &mut Vec<Vec<PathSegment>>,
+) {
+    let Value::Object(m) = metadata else {
+        return;
+    };
+    let unknown: Vec<String> = m
+        .keys()
+        .filter(|k| !OBJECT_META_FIELDS.contains(&k.as_str()))
+        .cloned()
+        .collect();
+    let mut meta_path = path.to_vec();
+    meta_path.push(PathSegment::Key("metadata".into()));
+    for k in unknown {
+        removed.push(child(&meta_path, PathSegment::Key(k.clone())));
+        m.shift_remove(&k);
     }
 }
 
@@ -3607,6 +3665,24 @@ mod tests {
         ));
         assert_eq!(c.warnings().len(), 1, "{:?}", c.warnings());
         assert_eq!(c.warnings()[0].path, "properties.a.format");
+    }
+
+    /// Issue 8 point 2 (acceptance review): kubebuilder's `int32`/`int64` on integers and
+    /// `float`/`double` on numbers are OpenAPI's own numeric formats; a real CRD schema has
+    /// dozens of them and got a warning for each on every run. A string format on a number
+    /// is still a warning.
+    #[test]
+    fn issue8_numeric_formats_on_their_types_are_no_warning() {
+        let c = parsed(&obj(json!({
+            "a": {"type": "integer", "format": "int32"},
+            "b": {"type": "integer", "format": "int64"},
+            "c": {"type": "number", "format": "double"},
+            "d": {"type": "number", "format": "float"},
+            "e": {"type": "integer", "format": "email"},
+            "f": {"type": "string", "format": "int32"}
+        })));
+        let paths: Vec<&str> = c.warnings().iter().map(|w| w.path.as_str()).collect();
+        assert_eq!(paths, ["properties.e.format", "properties.f.format"]);
     }
 
     // --- ValidateDefaults ---

@@ -547,3 +547,58 @@ fn issue8_p4_catalog_from_the_environment_and_the_config_is_loaded_once() {
         stderr(&out)
     );
 }
+
+/// Issue 8 point 6 (acceptance review): `render -f DIR` with the function config in DIR (a
+/// ResolveCatalog next to the services) rendered without it, exit 0, with other settings than
+/// the user wrote (its cluster name, catalogs, `builtin: false` were ignored). It is an error
+/// unless it is the --fn-config file; a --fn-config file of several documents is named as such.
+#[test]
+fn issue8_render_refuses_a_resolvecatalog_it_would_ignore() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pkg = dir.path();
+    fs_err::write(
+        pkg.join("metrics.yaml"),
+        "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: MetricsServer\nmetadata:\n  name: m\nspec:\n  status: enabled\n",
+    )
+    .expect("write");
+    fs_err::write(
+        pkg.join("krm-catalog.yaml"),
+        "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: hub\nspec:\n  cluster:\n    name: hub-7\n",
+    )
+    .expect("write");
+    let out = run(&["render", "-f", "."], "", pkg);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        "krm-catalog error: ./krm-catalog.yaml: document 0 (line 1): a ResolveCatalog among the inputs is not used as the function config; give its file with `--fn-config FILE` (it may stay among the inputs)\n"
+    );
+    assert_eq!(stdout(&out), "");
+    // Given as --fn-config, it may stay in the directory (the Argo CD plugin does this).
+    let out = run(
+        &["render", "--fn-config", "krm-catalog.yaml", "-f", "."],
+        "",
+        pkg,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("name: hub-7-metrics-server"),
+        "{}",
+        stdout(&out)
+    );
+    // A function config file of two documents.
+    fs_err::write(
+        pkg.join("two.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+    )
+    .expect("write");
+    let out = run(
+        &["render", "--fn-config", "two.yaml", "-f", "metrics.yaml"],
+        "",
+        pkg,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "krm-catalog error: two.yaml: expected one YAML document (the function config), found 2; give the function config a file of its own\n"
+    );
+}

@@ -133,3 +133,99 @@ fn issue8_p4_kubara_catalogs_lint_with_the_builtin_standard_pattern() {
         );
     }
 }
+
+/// Issue 8 point 4 (acceptance review): `catalog lint DIR --standard-pattern builtin` reports
+/// what DIR holds, not the lender's services and templates (it said "9 services, 10
+/// templates" for kubara's 2-service bootstrap catalog), and a render that fails for want of
+/// a cluster value says how to give one.
+#[test]
+fn issue8_lint_with_a_borrowed_pattern_counts_only_the_linted_catalog() {
+    for (dir, services) in [(BOOTSTRAP, 2), (GENERAL, 16)] {
+        let out = run(
+            &[
+                "catalog",
+                "lint",
+                dir,
+                "--standard-pattern",
+                "builtin",
+                "--cluster",
+                "repoURL=https://git.example.com/platform.git",
+            ],
+            "",
+            &root(),
+        );
+        assert!(out.status.success(), "{dir}: {}", stderr(&out));
+        assert_eq!(
+            stderr(&out).lines().last(),
+            Some(format!("ok: {dir}: {services} services, 0 function kinds, 0 templates").as_str()),
+            "{dir}: {}",
+            stderr(&out)
+        );
+        let out = run(
+            &["catalog", "lint", dir, "--standard-pattern", "builtin"],
+            "",
+            &root(),
+        );
+        assert_eq!(out.status.code(), Some(1), "{dir}");
+        assert!(
+            stderr(&out).contains("cluster.repoURL is required for services without a krm-catalog.dev/helm-repo annotation; this test render has no cluster values: give them with `--cluster KEY=VALUE`"),
+            "{dir}: {}",
+            stderr(&out)
+        );
+    }
+}
+
+/// Issue 8 point 4 (acceptance review): a kubara catalog whose own `Catalog` document asks for
+/// the built-in pattern (`spec.standardPattern: builtin`, as the README suggests) can be
+/// viewed and linted as it is (both failed: "names the built-in catalog, which is not
+/// loaded (builtin: false)", a flag these commands do not have).
+#[test]
+fn issue8_catalog_asking_for_the_builtin_pattern_views_and_lints() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root_dir = dir.path();
+    fs_err::create_dir_all(root_dir.join("services")).expect("mkdir");
+    fs_err::write(
+        root_dir.join("Catalog.yaml"),
+        "apiVersion: kubara.io/v1alpha1\nkind: Catalog\nmetadata:\n  name: team\nspec:\n  version: 1.0.0\n  standardPattern: builtin\n",
+    )
+    .expect("write");
+    fs_err::write(
+        root_dir.join("services/podinfo.yaml"),
+        "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: podinfo\nspec:\n  chartPath: podinfo\n  status: enabled\n",
+    )
+    .expect("write");
+    let path = root_dir.to_str().expect("UTF-8 path");
+    let out = run(&["catalog", "view", path], "", &root());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(
+            "Pattern:   borrows the standard pattern of \"builtin\" (spec.standardPattern)"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(
+        &[
+            "catalog",
+            "lint",
+            path,
+            "--cluster",
+            "repoURL=https://git.example.com/p.git",
+        ],
+        "",
+        &root(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!("ok: {path}: 1 services, 0 function kinds, 0 templates\n")
+    );
+    // It is linted with the pattern it asked for: without cluster.repoURL the Application fails.
+    let out = run(&["catalog", "lint", path], "", &root());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("cluster.repoURL is required"),
+        "{}",
+        stderr(&out)
+    );
+}

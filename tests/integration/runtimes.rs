@@ -671,7 +671,7 @@ fn issue8_f6_verify_tags_needs_no_allow_network_and_never_skips() {
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let text = stderr(&out);
     assert!(
-        text.contains("functions.verifyTags: 127.0.0.1:1/fn/noop:v1")
+        text.contains("functions.verifyTags: 127.0.0.1:1/fn/noop:v1: cannot connect")
             && text.contains(
                 "run `krm-catalog catalog verify CATALOG` where the registry is reachable"
             ),
