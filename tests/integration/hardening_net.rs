@@ -697,3 +697,65 @@ fn issue9_stale_temp_files_in_the_cache_are_cleaned() {
     );
     assert_eq!(files_under(&tmp), Vec::<PathBuf>::new());
 }
+
+/// A trusted registry that redirects a manifest request by tag to another host lets that
+/// host say what the tag names: refused for runs, `catalog view` and `pull`. A reference
+/// pinned by digest (proven by its bytes) may follow the redirect, as blobs do (CDNs).
+#[test]
+fn issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused() {
+    let test = "issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused";
+    if !tool("python3", test) || !tool("prlimit", test) {
+        return;
+    }
+    let registry = Hostile::start(None);
+    let addr = registry.addr();
+    let evil = evil_catalog();
+    let blob = format!("sha256:{}", sha256_hex(evil.as_bytes()));
+    let manifest = format!(
+        r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{{"mediaType":"application/vnd.oci.empty.v1+json","digest":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a","size":2}},"layers":[{{"mediaType":"application/vnd.cncf.kubernetes.krm-func-catalog.layer.v1+yaml","digest":"{blob}","size":{},"annotations":{{"org.opencontainers.image.title":"catalog.yaml"}}}}]}}"#,
+        evil.len()
+    );
+    for dir in ["registry/cat/manifests", "registry/cat/blobs"] {
+        fs_err::create_dir_all(registry.root.path().join(dir)).expect("mkdir");
+    }
+    registry.put("registry/cat/manifests/v1", manifest.as_bytes());
+    registry.put(&format!("registry/cat/blobs/{blob}"), evil.as_bytes());
+    let manifest_digest = sha256_hex(manifest.as_bytes());
+    registry.put(
+        &format!("registry/cat/manifests/sha256:{manifest_digest}"),
+        manifest.as_bytes(),
+    );
+    let cache = tempfile::tempdir().expect("cache");
+    let env = [
+        ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
+        ("KRM_CATALOG_HTTP_TIMEOUT", "5"),
+        ("KRM_CATALOG_HTTP_RETRIES", "0"),
+    ];
+    let needle = format!(
+        "refused the redirect to http://localhost:{}/v2/files/cat/manifests/v1: a manifest by tag is read only from its registry {addr}",
+        registry.port
+    );
+    let input = resource_list(
+        &format!("{{oci: \"{addr}/to-localhost/cat:v1\"}}"),
+        &[&format!("{addr}/*")],
+        "",
+    );
+    let out = bounded(&[], &input, &root(), &env);
+    assert_failed_with(&out, &needle, "function run");
+    assert!(stdout(&out).contains("kind: ResourceList"), "{}", stdout(&out));
+    assert!(!stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+    for command in ["view", "pull"] {
+        let reference = format!("oci://{addr}/to-localhost/cat:v1");
+        let out = bounded(&["catalog", command, &reference], "", &root(), &env);
+        assert_failed_with(&out, &needle, &format!("catalog {command}"));
+    }
+    // Pinned by digest: the bytes prove the manifest, the redirect may be followed.
+    let input = resource_list(
+        &format!("{{oci: \"{addr}/to-localhost/cat@sha256:{manifest_digest}\"}}"),
+        &[&format!("{addr}/*")],
+        "",
+    );
+    let out = bounded(&[], &input, &root(), &env);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+}

@@ -15,6 +15,8 @@ Paths:  /<file>                            the file under ROOT
             lying-blob       declared 100 bytes, sent as 16 MiB with that Content-Length
             huge-blob        declared 1 TiB (nothing is sent)
             index-bomb       (manifest) an image index, for `catalog verify` of images
+        /v2/to-localhost/<path>            307 to http://localhost:<port>/v2/files/<path>
+        /v2/files/<path>                   the file ROOT/registry/<path> (manifests and blobs)
 The chosen port is printed on stdout.
 """
 import http.server, json, os, socketserver, ssl, sys
@@ -72,6 +74,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if parts == [""] or parts == []:
             return self.reply(200, b"{}", "application/json")
         mode = parts[0]
+        rest = "/".join(parts[1:])
+        if mode == "to-localhost":
+            # Same server, another origin: what a trusted registry's redirect would reach.
+            port = self.server.server_address[1]
+            self.send_response(307)
+            self.send_header("Location", "http://localhost:%d/v2/files/%s" % (port, rest))
+            self.send_header("Content-Length", "0")
+            return self.end_headers()
+        if mode == "files":
+            file = os.path.join(root, "registry", *parts[1:])
+            if os.path.isfile(file):
+                return self.reply(200, open(file, "rb").read(), "application/vnd.oci.image.manifest.v1+json")
         if "manifests" in parts:
             if mode == "endless-manifest":
                 return self.endless("application/vnd.oci.image.manifest.v1+json")
