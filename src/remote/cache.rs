@@ -25,6 +25,9 @@ pub struct RefEntry {
     pub kind: String,
     /// File name to load a single file under.
     pub name: String,
+    /// The redirect hops the download went through (URLs), so that a run checks them against
+    /// its trust list before using a copy that `catalog view` or `pull` stored (issue 9, F5).
+    pub via: Vec<String>,
 }
 
 /// The cache; `root` is `None` when no directory is known (no `KRM_CATALOG_CACHE`, no HOME).
@@ -127,6 +130,13 @@ impl Cache {
                 .and_then(Value::as_str)
                 .unwrap_or("catalog.yaml")
                 .to_owned(),
+            via: v
+                .get("via")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|h| h.as_str().map(str::to_owned))
+                .collect(),
         })
     }
 
@@ -135,7 +145,7 @@ impl Cache {
         let Some(path) = self.ref_path(reference) else {
             return Ok(());
         };
-        let text = json!({"reference": reference, "digest": entry.digest, "kind": entry.kind, "name": entry.name}).to_string();
+        let text = json!({"reference": reference, "digest": entry.digest, "kind": entry.kind, "name": entry.name, "via": entry.via}).to_string();
         self.write_atomically(&path, text.as_bytes())
     }
 
@@ -218,6 +228,7 @@ mod tests {
             digest: hex.clone(),
             kind: "file".into(),
             name: "catalog.yaml".into(),
+            via: vec!["https://cdn.example.com/c.yaml".into()],
         };
         cache.put_ref("https://example.com/c.yaml", &entry).unwrap();
         assert_eq!(cache.get_ref("https://example.com/c.yaml"), Some(entry));

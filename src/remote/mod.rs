@@ -331,14 +331,23 @@ impl Remote {
             .filter(|n| !n.is_empty())
             .unwrap_or("catalog.yaml")
             .to_owned();
-        // A pinned URL is content-addressed: the pin alone finds it in the cache.
+        // A pinned URL is content-addressed: the pin alone finds it in the cache. An unpinned
+        // copy that came through a redirect (stored by `catalog view` or `pull`, which have no
+        // trust list) is used only when every hop is trusted; otherwise it is fetched again,
+        // and the hops are checked then.
+        let mut untrusted_hop = None;
         if !refresh {
             let cached = match pin {
                 Some(hex) => self.cache.get_blob(hex),
-                None => self
-                    .cache
-                    .get_ref(url)
-                    .and_then(|e| self.cache.get_blob(&e.digest)),
+                None => self.cache.get_ref(url).and_then(|e| {
+                    untrusted_hop = trusted.and_then(|list| {
+                        e.via.iter().find(|h| !is_trusted(h, list)).cloned()
+                    });
+                    if untrusted_hop.is_some() {
+                        return None;
+                    }
+                    self.cache.get_blob(&e.digest)
+                }),
             };
             if let Some(bytes) = cached {
                 crate::log!(
@@ -349,6 +358,12 @@ impl Remote {
                 return bundle_from_bytes(origin, &name, &bytes);
             }
             if self.offline {
+                if let Some(hop) = untrusted_hop {
+                    return Err(format!(
+                        "offline: the copy in {} came through the redirect to {hop}, which is not trusted; add it to spec.trustedCatalogs if you trust it, or pin the catalog with sha256",
+                        self.cache.describe()
+                    ));
+                }
                 return Err(format!(
                     "offline: {url} is not in {}; run `krm-catalog catalog pull {url}` where the network is available",
                     self.cache.describe()
@@ -356,7 +371,12 @@ impl Remote {
             }
         }
         let net = self.net()?;
+        let hops = std::cell::RefCell::new(Vec::<String>::new());
         let hop_trusted = |hop: &reqwest::Url| {
+            // Every hop of every attempt: more than the last attempt took is only stricter.
+            if !hops.borrow().iter().any(|h| h == hop.as_str()) {
+                hops.borrow_mut().push(hop.as_str().to_owned());
+            }
             match trusted {
             Some(list) if pin.is_none() && !is_trusted(hop.as_str(), list) => Err(
                 "not trusted; add it to spec.trustedCatalogs if you trust it, or pin the catalog with sha256"
@@ -393,6 +413,7 @@ impl Remote {
                     digest: digest.clone(),
                     kind: kind.into(),
                     name: name.clone(),
+                    via: hops.take(),
                 },
             )
         }) {
@@ -451,6 +472,7 @@ impl Remote {
                     digest: hex,
                     kind: "oci".into(),
                     name: "catalog.yaml".into(),
+                    via: Vec::new(),
                 },
             )
         };

@@ -759,3 +759,59 @@ fn issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
 }
+
+/// `catalog view` and `catalog pull` have no trust list, so they follow a redirect to any
+/// https (or loopback) host and keep the copy. A run must not take that copy for the trusted
+/// URL: it fetches again (and refuses the hop), and offline it says why the copy is not used.
+#[test]
+fn issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run() {
+    let test = "issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run";
+    if !tool("python3", test) || !tool("prlimit", test) {
+        return;
+    }
+    let server = Hostile::start(None);
+    server.put("evil.yaml", evil_catalog().as_bytes());
+    // Same server, another host name: trusted as 127.0.0.1, not as localhost.
+    let hop = format!("http://localhost:{}/evil.yaml", server.port);
+    let url = server.url(&format!("redirect/301?to={hop}"));
+    let trusted = server.url("*");
+    for command in ["view", "pull"] {
+        let cache = tempfile::tempdir().expect("cache");
+        let env = [
+            ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
+            ("KRM_CATALOG_HTTP_TIMEOUT", "5"),
+            ("KRM_CATALOG_HTTP_RETRIES", "0"),
+        ];
+        let out = bounded(&["catalog", command, &url], "", &root(), &env);
+        assert!(out.status.success(), "catalog {command}: {}", stderr(&out));
+        let input = resource_list(&format!("{{url: \"{url}\"}}"), &[&trusted], "");
+        let out = bounded(&[], &input, &root(), &env);
+        assert_failed_with(
+            &out,
+            &format!("refused the redirect to {hop}: not trusted"),
+            &format!("run after catalog {command}"),
+        );
+        assert!(!stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+        let offline = resource_list(
+            &format!("{{url: \"{url}\"}}"),
+            &[&trusted],
+            "    offline: true\n",
+        );
+        let out = bounded(&[], &offline, &root(), &env);
+        assert_failed_with(
+            &out,
+            &format!("came through the redirect to {hop}, which is not trusted"),
+            &format!("offline run after catalog {command}"),
+        );
+        assert!(!stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+        // Trusting the hop makes the copy usable, offline too.
+        let offline = resource_list(
+            &format!("{{url: \"{url}\"}}"),
+            &[&trusted, &format!("http://localhost:{}/*", server.port)],
+            "    offline: true\n",
+        );
+        let out = bounded(&[], &offline, &root(), &env);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+    }
+}
