@@ -131,6 +131,14 @@ pub fn check_url_path(text: &str) -> Result<reqwest::Url, String> {
                 "{text}: the path has a \"{segment}\" segment; write the path without dot segments"
             ));
         }
+        // `..;x` is `..` with path parameters to Tomcat, Jetty and Spring: the same escape.
+        if let Some((dots, _)) = decoded.split_once(';')
+            && (dots == "." || dots == "..")
+        {
+            return Err(format!(
+                "{text}: the path has a \"{segment}\" segment, a dot segment with parameters (some servers read it as \"{dots}\"); write the path without dot segments"
+            ));
+        }
     }
     Ok(url)
 }
@@ -681,6 +689,23 @@ mod tests {
             assert!(e.starts_with(url) && e.contains(needle), "{url}: {e}");
         }
         assert!(check_url_path("https://h/t/a.yaml?next=..%2f").is_ok());
+        assert!(check_url_path("https://h/t/a;v=1.yaml").is_ok());
+    }
+
+    /// Java servers read `..;` (and `..;jsessionid=x`, `%2e%2e;`) as `..`.
+    #[test]
+    fn issue9_f6_dot_segments_with_path_parameters_are_refused() {
+        let prefix = vec!["https://h/trusted/*".to_owned()];
+        for url in [
+            "https://h/trusted/..;/evil.yaml",
+            "https://h/trusted/..;jsessionid=x/evil.yaml",
+            "https://h/trusted/%2e%2e;/evil.yaml",
+            "https://h/trusted/.;/a.yaml",
+        ] {
+            let e = check_url_path(url).unwrap_err();
+            assert!(e.contains("a dot segment with parameters"), "{url}: {e}");
+            assert!(!is_trusted(url, &prefix), "{url}");
+        }
         assert!(check_url_path("https://h?next=/../x").is_ok());
         assert!(check_url_path("https://h/t/a%20b.yaml").is_ok());
     }
