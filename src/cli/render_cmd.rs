@@ -98,7 +98,7 @@ fn read_docs(
             ));
         }
         if is_resource_list(&item) {
-            read_resource_list(item, label, inputs)?;
+            read_resource_list(item, label, from_dir, inputs)?;
             continue;
         }
         if from_dir && resource_list::is_local_config(&item) && !is_ours(&item) {
@@ -123,7 +123,15 @@ fn read_docs(
 
 /// A ResourceList input (what `kpt fn source` writes, or a saved function input): its items as
 /// they are (annotations included), and its function config.
-fn read_resource_list(mut list: Value, label: &str, inputs: &mut Inputs) -> Result<(), String> {
+/// A ResourceList found in a directory (`from_dir`) is a file of the package, which must not
+/// choose the settings (it could allow exec runtimes of its own inline catalogs, issue 9 F4):
+/// only a file named on the command line may carry the function config.
+fn read_resource_list(
+    mut list: Value,
+    label: &str,
+    from_dir: bool,
+    inputs: &mut Inputs,
+) -> Result<(), String> {
     match list.get_mut("items").map(Value::take) {
         None | Some(Value::Null) => {}
         Some(Value::Array(items)) => {
@@ -145,6 +153,11 @@ fn read_resource_list(mut list: Value, label: &str, inputs: &mut Inputs) -> Resu
     }
     match list.get_mut("functionConfig").map(Value::take) {
         None | Some(Value::Null) => {}
+        Some(Value::Object(_)) if from_dir => {
+            return Err(format!(
+                "{label}: a ResourceList in a directory carries a functionConfig, and files of a package do not choose the settings; name the file itself with `-f {label}`, or give the function config with `--fn-config`"
+            ));
+        }
         Some(config @ Value::Object(_)) => {
             if let Some((first, _)) = &inputs.function_config {
                 return Err(format!(

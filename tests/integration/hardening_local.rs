@@ -494,3 +494,42 @@ fn issue8_render_resourcelist_file_and_fn_config_exclude_each_other() {
     );
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
 }
+
+/// `render -f DIR` reads every file of the package; a ResourceList among them must not supply
+/// the function config, or the package opts itself in to running its own binary
+/// (`allowInlineExec` and an inline catalog naming a file it ships).
+#[test]
+fn issue9_f4_a_resource_list_inside_a_render_directory_cannot_choose_the_settings() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let pkg = work.path().join("pkg");
+    fs_err::create_dir_all(&pkg).expect("mkdir");
+    let marker = work.path().join("ran");
+    let binary = format!("#!/bin/sh\necho ran > {}\ncat\n", marker.display());
+    fs_err::write(pkg.join("fn"), &binary).expect("fn");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        fs_err::set_permissions(pkg.join("fn"), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+    }
+    let catalog = exec_catalog("file://pkg/fn", "fn", Some(&sha256_hex(binary.as_bytes())));
+    let list = inline_input(
+        &catalog,
+        "{mode: run, allowExec: true, allowInlineExec: true}",
+    );
+    fs_err::write(pkg.join("list.yaml"), &list).expect("list");
+    let out = run_bounded(&["render", "-f", "pkg"], work.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "list.yaml: a ResourceList in a directory carries a functionConfig, and files of a package do not choose the settings"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!marker.exists(), "the package's binary ran");
+    // Named on the command line, the same file is the user's choice.
+    let out = run_bounded(&["render", "-f", "pkg/list.yaml"], work.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(marker.exists(), "{}", stderr(&out));
+}
