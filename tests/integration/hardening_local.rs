@@ -533,3 +533,40 @@ fn issue9_f4_a_resource_list_inside_a_render_directory_cannot_choose_the_setting
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(marker.exists(), "{}", stderr(&out));
 }
+
+/// `catalog lock` edits text: the `uri:` line of a runtime may appear earlier in the file (a
+/// template's block scalar). The digest goes to the runtime, and an edit that cannot be
+/// placed there fails and writes nothing, rather than changing the template and reporting
+/// the runtime locked while it is not.
+#[test]
+fn issue9_f3_lock_never_edits_a_template_that_repeats_the_uri() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs_err::write(dir.path().join("fn"), ECHO).expect("fn");
+    let template = "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: notes\nspec:\n  chartPath: notes\n  status: enabled\n  templates:\n    notes.yaml.j2: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata:\n        name: notes\n      data:\n        uri: file://fn\n";
+    let catalog = exec_catalog("file://fn", "fn", None);
+    let file = dir.path().join("catalog.yaml");
+    fs_err::write(&file, format!("{template}---\n{catalog}")).expect("write");
+    let out = run_bounded(&["catalog", "lock", "catalog.yaml"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let locked = fs_err::read_to_string(&file).expect("read");
+    assert!(locked.starts_with(template), "the template changed:\n{locked}");
+    let out = run_bounded(&["catalog", "verify", "catalog.yaml"], dir.path());
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+
+    // The same text inside the catalog document, before the runtime: refused, nothing written.
+    let annotated = catalog.replacen(
+        "metadata:\n",
+        "metadata:\n  annotations:\n    notes: |\n      uri: file://fn\n",
+        1,
+    );
+    assert_ne!(annotated, catalog);
+    fs_err::write(&file, &annotated).expect("write");
+    let out = run_bounded(&["catalog", "lock", "catalog.yaml"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the sha256 lines did not land where the runtimes are"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs_err::read_to_string(&file).expect("read"), annotated);
+}
