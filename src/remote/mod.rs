@@ -348,9 +348,8 @@ impl Remote {
             let cached = match pin {
                 Some(hex) => self.cache.get_blob(hex),
                 None => self.cache.get_ref(url).and_then(|e| {
-                    untrusted_hop = trusted.and_then(|list| {
-                        e.via.iter().find(|h| !is_trusted(h, list)).cloned()
-                    });
+                    untrusted_hop = trusted
+                        .and_then(|list| e.via.iter().find(|h| !is_trusted(h, list)).cloned());
                     if untrusted_hop.is_some() {
                         return None;
                     }

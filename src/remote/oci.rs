@@ -391,7 +391,7 @@ impl<'a> Session<'a> {
         };
         let (body, _) = read_body(
             response,
-            &format!("{} (token service {realm})", self.what),
+            &format!("{}: the registry's token service {realm}", self.what),
             limit,
         )
         .await?;

@@ -742,8 +742,16 @@ fn issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused() {
     );
     let out = bounded(&[], &input, &root(), &env);
     assert_failed_with(&out, &needle, "function run");
-    assert!(stdout(&out).contains("kind: ResourceList"), "{}", stdout(&out));
-    assert!(!stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("kind: ResourceList"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        !stdout(&out).contains("evil-was-loaded"),
+        "{}",
+        stdout(&out)
+    );
     for command in ["view", "pull"] {
         let reference = format!("oci://{addr}/to-localhost/cat:v1");
         let out = bounded(&["catalog", command, &reference], "", &root(), &env);
@@ -791,7 +799,11 @@ fn issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run() 
             &format!("refused the redirect to {hop}: not trusted"),
             &format!("run after catalog {command}"),
         );
-        assert!(!stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+        assert!(
+            !stdout(&out).contains("evil-was-loaded"),
+            "{}",
+            stdout(&out)
+        );
         let offline = resource_list(
             &format!("{{url: \"{url}\"}}"),
             &[&trusted],
@@ -803,7 +815,11 @@ fn issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run() 
             &format!("came through the redirect to {hop}, which is not trusted"),
             &format!("offline run after catalog {command}"),
         );
-        assert!(!stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+        assert!(
+            !stdout(&out).contains("evil-was-loaded"),
+            "{}",
+            stdout(&out)
+        );
         // Trusting the hop makes the copy usable, offline too.
         let offline = resource_list(
             &format!("{{url: \"{url}\"}}"),
