@@ -205,14 +205,25 @@ fn collect_dir(
             );
         } else {
             let lower = path.to_string_lossy().to_ascii_lowercase();
-            if crate::yaml::has_extension(&lower, &["yaml", "yml", "json"]) {
-                let rel = path
-                    .strip_prefix(root)
-                    .unwrap_or(&path)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                out.push((rel, path));
+            if !crate::yaml::has_extension(&lower, &["yaml", "yml", "json"]) {
+                continue;
             }
+            // A pipe or a device (a link to /dev/zero) is not a file of the package: reading
+            // it would block or never end.
+            if !path.is_file() {
+                crate::log!(
+                    Level::Warn,
+                    "{}: left out (not a regular file: a pipe, a device or a broken link)",
+                    path.display()
+                );
+                continue;
+            }
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push((rel, path));
         }
     }
     Ok(())
@@ -235,8 +246,29 @@ fn dir_id(dir: &Path) -> Result<(u64, u64), String> {
     Ok((0, h.finish()))
 }
 
+/// Read one input, bounded like the function's stdin: all inputs together may hold at most
+/// `KRM_CATALOG_MAX_INPUT_BYTES` (`total` counts what was read before), so a link to
+/// `/dev/zero` or a huge file fails early instead of filling memory.
+fn read_text(reader: impl std::io::Read, label: &str, total: &mut usize) -> Result<String, String> {
+    let limit = crate::yaml::max_input_bytes();
+    let room = limit.saturating_sub(*total);
+    let mut text = String::new();
+    reader
+        .take(room as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("{label}: {e}"))?;
+    if text.len() > room {
+        return Err(format!(
+            "{label}: the inputs hold more than the limit of {limit} bytes; raise KRM_CATALOG_MAX_INPUT_BYTES if this is expected"
+        ));
+    }
+    *total += text.len();
+    Ok(text)
+}
+
 fn read_inputs(inputs: &[String]) -> Result<Inputs, String> {
     let mut read = Inputs::default();
+    let mut total = 0;
     let inputs: Vec<String> = if inputs.is_empty() {
         vec!["-".to_owned()]
     } else {
@@ -244,10 +276,7 @@ fn read_inputs(inputs: &[String]) -> Result<Inputs, String> {
     };
     for input in inputs {
         if input == "-" {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| format!("stdin: {e}"))?;
+            let text = read_text(std::io::stdin().lock(), "stdin", &mut total)?;
             read_docs(&text, None, "stdin", false, &mut read)?;
             continue;
         }
@@ -261,12 +290,14 @@ fn read_inputs(inputs: &[String]) -> Result<Inputs, String> {
                 &mut files,
             )?;
             for (rel, file) in files {
-                let text = fs_err::read_to_string(&file).map_err(|e| e.to_string())?;
                 let label = file.display().to_string();
+                let opened = fs_err::File::open(&file).map_err(|e| e.to_string())?;
+                let text = read_text(opened, &label, &mut total)?;
                 read_docs(&text, Some(&rel), &label, true, &mut read)?;
             }
         } else {
-            let text = fs_err::read_to_string(path).map_err(|e| e.to_string())?;
+            let opened = fs_err::File::open(path).map_err(|e| e.to_string())?;
+            let text = read_text(opened, &input, &mut total)?;
             let rel = input.trim_start_matches("./").to_owned();
             read_docs(&text, Some(&rel), &input, false, &mut read)?;
         }

@@ -549,7 +549,10 @@ fn issue9_f3_lock_never_edits_a_template_that_repeats_the_uri() {
     let out = run_bounded(&["catalog", "lock", "catalog.yaml"], dir.path());
     assert!(out.status.success(), "{}", stderr(&out));
     let locked = fs_err::read_to_string(&file).expect("read");
-    assert!(locked.starts_with(template), "the template changed:\n{locked}");
+    assert!(
+        locked.starts_with(template),
+        "the template changed:\n{locked}"
+    );
     let out = run_bounded(&["catalog", "verify", "catalog.yaml"], dir.path());
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
 
@@ -569,4 +572,73 @@ fn issue9_f3_lock_never_edits_a_template_that_repeats_the_uri() {
         stderr(&out)
     );
     assert_eq!(fs_err::read_to_string(&file).expect("read"), annotated);
+}
+
+/// `render -f DIR` reads the package's files: a link to `/dev/zero` or a pipe among them is
+/// left out with a warning (before, the first filled memory, the second blocked forever), and
+/// what it reads is bounded like the function's stdin.
+#[test]
+fn issue9_f10_render_leaves_out_pipes_and_devices_and_bounds_what_it_reads() {
+    let case = "issue9_f10_render_leaves_out_pipes_and_devices_and_bounds_what_it_reads";
+    if !crate::remote::tool("prlimit", case) || !crate::remote::tool("mkfifo", case) {
+        return;
+    }
+    let work = tempfile::tempdir().expect("tempdir");
+    let pkg = work.path().join("pkg");
+    fs_err::create_dir_all(&pkg).expect("mkdir");
+    fs_err::write(
+        pkg.join("app.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n",
+    )
+    .expect("app");
+    symlink(Path::new("/dev/zero"), &pkg.join("zero.yaml"));
+    crate::util::succeed(Command::new("mkfifo").arg(pkg.join("pipe.yaml")));
+    let run = |args: &[&str]| {
+        let mut child = Command::new("prlimit")
+            .arg("--as=1073741824")
+            .arg("--")
+            .arg(bin())
+            .args(args)
+            .current_dir(work.path())
+            .env_remove("RUST_LOG")
+            .env("KRM_CATALOG_MAX_INPUT_BYTES", "1000000")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("prlimit");
+        let started = Instant::now();
+        while child.try_wait().expect("wait").is_none() {
+            if started.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("krm-catalog {args:?} did not finish in 20 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().expect("output")
+    };
+    let out = run(&["render", "-f", "pkg"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n"
+    );
+    for name in ["zero.yaml", "pipe.yaml"] {
+        assert!(
+            stderr(&out).contains(&format!("{name}: left out (not a regular file")),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // Named on the command line, a device is read, but only up to the input limit.
+    let out = run(&["render", "-f", "/dev/zero"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "/dev/zero: the inputs hold more than the limit of 1000000 bytes; raise KRM_CATALOG_MAX_INPUT_BYTES"
+        ),
+        "{}",
+        stderr(&out)
+    );
 }
