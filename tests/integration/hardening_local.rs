@@ -642,3 +642,45 @@ fn issue9_f10_render_leaves_out_pipes_and_devices_and_bounds_what_it_reads() {
         stderr(&out)
     );
 }
+
+/// Without a cache (no `KRM_CATALOG_CACHE`, `XDG_CACHE_HOME` or `HOME`), the verified binary
+/// goes to a directory of the temp directory that only this user can enter. Before, it was a
+/// world-readable `krm-catalog-bin-<pid>`, a name another user could create first and so
+/// swap the binary between its check and its run.
+#[cfg(unix)]
+#[test]
+fn issue9_small_binary_without_a_cache_goes_to_a_private_directory() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let pkg = Package::new(None);
+    pkg.write("fn", ECHO);
+    pkg.write(
+        "catalog.yaml",
+        exec_catalog("file://fn", "fn", Some(&sha256_hex(ECHO))).as_bytes(),
+    );
+    let tmp = tempfile::tempdir().expect("tmp");
+    let tmp_path = tmp.path().to_str().expect("utf-8");
+    let out = pkg.run(
+        &[],
+        &input("Echo", RUN_EXEC),
+        &[
+            ("KRM_CATALOG_CACHE", ""),
+            ("XDG_CACHE_HOME", ""),
+            ("HOME", "/"),
+            ("TMPDIR", tmp_path),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("greeting: hello-from-exec"));
+    let dirs: Vec<_> = fs_err::read_dir(tmp.path())
+        .expect("read")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("krm-catalog-bin-")
+        })
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let mode = dirs[0].metadata().expect("meta").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "{:?} has mode {mode:o}", dirs[0].path());
+}
