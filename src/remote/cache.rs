@@ -74,7 +74,12 @@ impl Cache {
         }
     }
 
+    /// Only a well-formed digest names a blob: anything else (`../../x` from an OCI reference
+    /// `@sha256:../../x`) would read, and on a hash mismatch remove, a file outside the cache.
     fn blob_path(&self, hex: &str) -> Option<PathBuf> {
+        if !crate::config::is_sha256_hex(hex) {
+            return None;
+        }
         self.root.as_ref().map(|r| r.join("blobs/sha256").join(hex))
     }
 
@@ -235,6 +240,19 @@ mod tests {
         assert_eq!(cache.get_ref("https://example.com/other.yaml"), None);
         // Nothing is left in tmp/.
         assert_eq!(fs_err::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn issue9_f3_blob_names_that_are_not_digests_never_reach_the_file_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::at(dir.path().join("cache"));
+        cache.put_blob(b"hello").unwrap();
+        let victim = dir.path().join("victim");
+        fs_err::write(&victim, b"precious").unwrap();
+        for name in ["../../../victim", "../../../victim\0", "", "ABC"] {
+            assert_eq!(cache.get_blob(name), None, "{name}");
+        }
+        assert_eq!(fs_err::read(&victim).unwrap(), b"precious");
     }
 
     #[test]
