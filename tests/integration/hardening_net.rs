@@ -831,3 +831,35 @@ fn issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run() 
         assert!(stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
     }
 }
+
+/// A server that sends its body one byte a second runs into the request time limit: the
+/// message says so and names the variable that allows more time (before: "the body was cut
+/// off … operation timed out", which reads like a broken connection).
+#[test]
+fn issue9_f7_a_trickling_body_fails_at_the_time_limit_and_says_which() {
+    let test = "issue9_f7_a_trickling_body_fails_at_the_time_limit_and_says_which";
+    if !tool("python3", test) || !tool("prlimit", test) {
+        return;
+    }
+    let server = Hostile::start(None);
+    let url = server.url("slow/catalog.yaml");
+    let cache = tempfile::tempdir().expect("cache");
+    let env = [
+        ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
+        ("KRM_CATALOG_HTTP_TIMEOUT", "2"),
+        ("KRM_CATALOG_HTTP_RETRIES", "0"),
+    ];
+    let started = Instant::now();
+    let out = bounded(&["catalog", "view", &url], "", &root(), &env);
+    assert_failed_with(
+        &out,
+        "the body was still arriving when the time limit ran out",
+        "catalog view",
+    );
+    assert!(stderr(&out).contains("raise KRM_CATALOG_HTTP_TIMEOUT (seconds) for a slow server"));
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -8,6 +8,7 @@ product.
 Paths:  /<file>                            the file under ROOT
         /redirect/<code>?to=<url>          answers <code> with Location: <url>
         /endless/<name>                    200 without a length, then bytes until the client leaves
+        /slow/<name>                       200 with a length, then one byte a second
         /v2/                               200 (a registry without auth)
         /v2/endless-manifest/<r>/manifests/<ref>   200, then an endless manifest
         /v2/<mode>/<r>/manifests/<ref>     a manifest with one catalog layer whose blob is:
@@ -19,7 +20,7 @@ Paths:  /<file>                            the file under ROOT
         /v2/files/<path>                   the file ROOT/registry/<path> (manifests and blobs)
 The chosen port is printed on stdout.
 """
-import http.server, json, os, socketserver, ssl, sys
+import http.server, json, os, socketserver, ssl, sys, time
 
 root = sys.argv[1]
 args = sys.argv[2:]
@@ -57,6 +58,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.send_header("Location", to)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+            elif parts[0] == "slow":
+                # A declared length, then one byte a second: slower than any client timeout.
+                self.send_response(200)
+                self.send_header("Content-Length", "1000000")
+                self.end_headers()
+                while True:
+                    self.wfile.write(b"a")
+                    self.wfile.flush()
+                    time.sleep(1)
             elif parts[0] == "endless":
                 self.endless("application/octet-stream")
             elif parts[0] == "v2":
