@@ -101,7 +101,7 @@ fn read_docs(
             ));
         }
         if is_resource_list(&item) {
-            read_resource_list(item, label, inputs)?;
+            read_resource_list(item, label, from_dir, inputs)?;
             continue;
         }
         if resource_list::str_at(&item, &["apiVersion"])
@@ -137,7 +137,15 @@ fn read_docs(
 
 /// A ResourceList input (what `kpt fn source` writes, or a saved function input): its items as
 /// they are (annotations included), and its function config.
-fn read_resource_list(mut list: Value, label: &str, inputs: &mut Inputs) -> Result<(), String> {
+/// A ResourceList found in a directory (`from_dir`) is a file of the package, which must not
+/// choose the settings (it could allow exec runtimes of its own inline catalogs, issue 9 F4):
+/// only a file named on the command line may carry the function config.
+fn read_resource_list(
+    mut list: Value,
+    label: &str,
+    from_dir: bool,
+    inputs: &mut Inputs,
+) -> Result<(), String> {
     match list.get_mut("items").map(Value::take) {
         None | Some(Value::Null) => {}
         Some(Value::Array(items)) => {
@@ -159,6 +167,11 @@ fn read_resource_list(mut list: Value, label: &str, inputs: &mut Inputs) -> Resu
     }
     match list.get_mut("functionConfig").map(Value::take) {
         None | Some(Value::Null) => {}
+        Some(Value::Object(_)) if from_dir => {
+            return Err(format!(
+                "{label}: a ResourceList in a directory carries a functionConfig, and files of a package do not choose the settings; name the file itself with `-f {label}`, or give the function config with `--fn-config`"
+            ));
+        }
         Some(config @ Value::Object(_)) => {
             if let Some((first, _)) = &inputs.function_config {
                 return Err(format!(
@@ -206,14 +219,25 @@ fn collect_dir(
             );
         } else {
             let lower = path.to_string_lossy().to_ascii_lowercase();
-            if crate::yaml::has_extension(&lower, &["yaml", "yml", "json"]) {
-                let rel = path
-                    .strip_prefix(root)
-                    .unwrap_or(&path)
-                    .to_string_lossy()
-                    .replace('\\', "/");
-                out.push((rel, path));
+            if !crate::yaml::has_extension(&lower, &["yaml", "yml", "json"]) {
+                continue;
             }
+            // A pipe or a device (a link to /dev/zero) is not a file of the package: reading
+            // it would block or never end.
+            if !path.is_file() {
+                crate::log!(
+                    Level::Warn,
+                    "{}: left out (not a regular file: a pipe, a device or a broken link)",
+                    path.display()
+                );
+                continue;
+            }
+            let rel = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            out.push((rel, path));
         }
     }
     Ok(())
@@ -236,8 +260,29 @@ fn dir_id(dir: &Path) -> Result<(u64, u64), String> {
     Ok((0, h.finish()))
 }
 
+/// Read one input, bounded like the function's stdin: all inputs together may hold at most
+/// `KRM_CATALOG_MAX_INPUT_BYTES` (`total` counts what was read before), so a link to
+/// `/dev/zero` or a huge file fails early instead of filling memory.
+fn read_text(reader: impl std::io::Read, label: &str, total: &mut usize) -> Result<String, String> {
+    let limit = crate::yaml::max_input_bytes();
+    let room = limit.saturating_sub(*total);
+    let mut text = String::new();
+    reader
+        .take(room as u64 + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("{label}: {e}"))?;
+    if text.len() > room {
+        return Err(format!(
+            "{label}: the inputs hold more than the limit of {limit} bytes; raise KRM_CATALOG_MAX_INPUT_BYTES if this is expected"
+        ));
+    }
+    *total += text.len();
+    Ok(text)
+}
+
 fn read_inputs(inputs: &[String]) -> Result<Inputs, String> {
     let mut read = Inputs::default();
+    let mut total = 0;
     let inputs: Vec<String> = if inputs.is_empty() {
         vec!["-".to_owned()]
     } else {
@@ -245,10 +290,7 @@ fn read_inputs(inputs: &[String]) -> Result<Inputs, String> {
     };
     for input in inputs {
         if input == "-" {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| format!("stdin: {e}"))?;
+            let text = read_text(std::io::stdin().lock(), "stdin", &mut total)?;
             read_docs(&text, None, ("stdin", None), false, &mut read)?;
             continue;
         }
@@ -262,12 +304,14 @@ fn read_inputs(inputs: &[String]) -> Result<Inputs, String> {
                 &mut files,
             )?;
             for (rel, file) in files {
-                let text = fs_err::read_to_string(&file).map_err(|e| e.to_string())?;
                 let label = file.display().to_string();
+                let opened = fs_err::File::open(&file).map_err(|e| e.to_string())?;
+                let text = read_text(opened, &label, &mut total)?;
                 read_docs(&text, Some(&rel), (&label, Some(&file)), true, &mut read)?;
             }
         } else {
-            let text = fs_err::read_to_string(path).map_err(|e| e.to_string())?;
+            let opened = fs_err::File::open(path).map_err(|e| e.to_string())?;
+            let text = read_text(opened, &input, &mut total)?;
             let rel = input.trim_start_matches("./").to_owned();
             read_docs(&text, Some(&rel), (&input, Some(path)), false, &mut read)?;
         }

@@ -25,6 +25,9 @@ pub struct RefEntry {
     pub kind: String,
     /// File name to load a single file under.
     pub name: String,
+    /// The redirect hops the download went through (URLs), so that a run checks them against
+    /// its trust list before using a copy that `catalog view` or `pull` stored (issue 9, F5).
+    pub via: Vec<String>,
 }
 
 /// The cache; `root` is `None` when no directory is known (no `KRM_CATALOG_CACHE`, no HOME).
@@ -71,7 +74,12 @@ impl Cache {
         }
     }
 
+    /// Only a well-formed digest names a blob: anything else (`../../x` from an OCI reference
+    /// `@sha256:../../x`) would read, and on a hash mismatch remove, a file outside the cache.
     fn blob_path(&self, hex: &str) -> Option<PathBuf> {
+        if !crate::config::is_sha256_hex(hex) {
+            return None;
+        }
         self.root.as_ref().map(|r| r.join("blobs/sha256").join(hex))
     }
 
@@ -127,6 +135,13 @@ impl Cache {
                 .and_then(Value::as_str)
                 .unwrap_or("catalog.yaml")
                 .to_owned(),
+            via: v
+                .get("via")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|h| h.as_str().map(str::to_owned))
+                .collect(),
         })
     }
 
@@ -135,7 +150,7 @@ impl Cache {
         let Some(path) = self.ref_path(reference) else {
             return Ok(());
         };
-        let text = json!({"reference": reference, "digest": entry.digest, "kind": entry.kind, "name": entry.name}).to_string();
+        let text = json!({"reference": reference, "digest": entry.digest, "kind": entry.kind, "name": entry.name, "via": entry.via}).to_string();
         self.write_atomically(&path, text.as_bytes())
     }
 
@@ -218,12 +233,26 @@ mod tests {
             digest: hex.clone(),
             kind: "file".into(),
             name: "catalog.yaml".into(),
+            via: vec!["https://cdn.example.com/c.yaml".into()],
         };
         cache.put_ref("https://example.com/c.yaml", &entry).unwrap();
         assert_eq!(cache.get_ref("https://example.com/c.yaml"), Some(entry));
         assert_eq!(cache.get_ref("https://example.com/other.yaml"), None);
         // Nothing is left in tmp/.
         assert_eq!(fs_err::read_dir(dir.path().join("tmp")).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn issue9_f3_blob_names_that_are_not_digests_never_reach_the_file_system() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::at(dir.path().join("cache"));
+        cache.put_blob(b"hello").unwrap();
+        let victim = dir.path().join("victim");
+        fs_err::write(&victim, b"precious").unwrap();
+        for name in ["../../../victim", "../../../victim\0", "", "ABC"] {
+            assert_eq!(cache.get_blob(name), None, "{name}");
+        }
+        assert_eq!(fs_err::read(&victim).unwrap(), b"precious");
     }
 
     #[test]

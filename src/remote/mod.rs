@@ -131,6 +131,14 @@ pub fn check_url_path(text: &str) -> Result<reqwest::Url, String> {
                 "{text}: the path has a \"{segment}\" segment; write the path without dot segments"
             ));
         }
+        // `..;x` is `..` with path parameters to Tomcat, Jetty and Spring: the same escape.
+        if let Some((dots, _)) = decoded.split_once(';')
+            && (dots == "." || dots == "..")
+        {
+            return Err(format!(
+                "{text}: the path has a \"{segment}\" segment, a dot segment with parameters (some servers read it as \"{dots}\"); write the path without dot segments"
+            ));
+        }
     }
     Ok(url)
 }
@@ -331,14 +339,22 @@ impl Remote {
             .filter(|n| !n.is_empty())
             .unwrap_or("catalog.yaml")
             .to_owned();
-        // A pinned URL is content-addressed: the pin alone finds it in the cache.
+        // A pinned URL is content-addressed: the pin alone finds it in the cache. An unpinned
+        // copy that came through a redirect (stored by `catalog view` or `pull`, which have no
+        // trust list) is used only when every hop is trusted; otherwise it is fetched again,
+        // and the hops are checked then.
+        let mut untrusted_hop = None;
         if !refresh {
             let cached = match pin {
                 Some(hex) => self.cache.get_blob(hex),
-                None => self
-                    .cache
-                    .get_ref(url)
-                    .and_then(|e| self.cache.get_blob(&e.digest)),
+                None => self.cache.get_ref(url).and_then(|e| {
+                    untrusted_hop = trusted
+                        .and_then(|list| e.via.iter().find(|h| !is_trusted(h, list)).cloned());
+                    if untrusted_hop.is_some() {
+                        return None;
+                    }
+                    self.cache.get_blob(&e.digest)
+                }),
             };
             if let Some(bytes) = cached {
                 crate::log!(
@@ -349,6 +365,12 @@ impl Remote {
                 return bundle_from_bytes(origin, &name, &bytes);
             }
             if self.offline {
+                if let Some(hop) = untrusted_hop {
+                    return Err(format!(
+                        "offline: the copy in {} came through the redirect to {hop}, which is not trusted; add it to spec.trustedCatalogs if you trust it, or pin the catalog with sha256",
+                        self.cache.describe()
+                    ));
+                }
                 return Err(format!(
                     "offline: {url} is not in {}; run `krm-catalog catalog pull {url}` where the network is available",
                     self.cache.describe()
@@ -356,7 +378,12 @@ impl Remote {
             }
         }
         let net = self.net()?;
+        let hops = std::cell::RefCell::new(Vec::<String>::new());
         let hop_trusted = |hop: &reqwest::Url| {
+            // Every hop of every attempt: more than the last attempt took is only stricter.
+            if !hops.borrow().iter().any(|h| h == hop.as_str()) {
+                hops.borrow_mut().push(hop.as_str().to_owned());
+            }
             match trusted {
             Some(list) if pin.is_none() && !is_trusted(hop.as_str(), list) => Err(
                 "not trusted; add it to spec.trustedCatalogs if you trust it, or pin the catalog with sha256"
@@ -393,6 +420,7 @@ impl Remote {
                     digest: digest.clone(),
                     kind: kind.into(),
                     name: name.clone(),
+                    via: hops.take(),
                 },
             )
         }) {
@@ -451,6 +479,7 @@ impl Remote {
                     digest: hex,
                     kind: "oci".into(),
                     name: "catalog.yaml".into(),
+                    via: Vec::new(),
                 },
             )
         };
@@ -659,6 +688,23 @@ mod tests {
             assert!(e.starts_with(url) && e.contains(needle), "{url}: {e}");
         }
         assert!(check_url_path("https://h/t/a.yaml?next=..%2f").is_ok());
+        assert!(check_url_path("https://h/t/a;v=1.yaml").is_ok());
+    }
+
+    /// Java servers read `..;` (and `..;jsessionid=x`, `%2e%2e;`) as `..`.
+    #[test]
+    fn issue9_f6_dot_segments_with_path_parameters_are_refused() {
+        let prefix = vec!["https://h/trusted/*".to_owned()];
+        for url in [
+            "https://h/trusted/..;/evil.yaml",
+            "https://h/trusted/..;jsessionid=x/evil.yaml",
+            "https://h/trusted/%2e%2e;/evil.yaml",
+            "https://h/trusted/.;/a.yaml",
+        ] {
+            let e = check_url_path(url).unwrap_err();
+            assert!(e.contains("a dot segment with parameters"), "{url}: {e}");
+            assert!(!is_trusted(url, &prefix), "{url}");
+        }
         assert!(check_url_path("https://h?next=/../x").is_ok());
         assert!(check_url_path("https://h/t/a%20b.yaml").is_ok());
     }

@@ -368,6 +368,14 @@ pub(super) async fn read_body(
                 body.extend_from_slice(&chunk);
             }
             Ok(None) => break,
+            // reqwest's timeout covers the body too: a server that trickles it is slow, not
+            // broken, and the variable that allows more time is what helps.
+            Err(e) if e.is_timeout() => {
+                return Err(FetchError::transient(format!(
+                    "{what}: the body was still arriving when the time limit ran out ({} bytes so far); raise {TIMEOUT_ENV} (seconds) for a slow server",
+                    body.len()
+                )));
+            }
             Err(e) => {
                 return Err(FetchError::transient(format!(
                     "{what}: the body was cut off after {} bytes ({})",

@@ -265,6 +265,22 @@ impl<'a> Session<'a> {
         {
             headers.insert(ACCEPT, value);
         }
+        // A manifest by tag is what the trust decision is about: a redirect to another host
+        // would let that host say what the tag names (issue 9, F5). Blobs and manifests by
+        // digest are proven by their bytes, so they may come from wherever the registry sends
+        // them (registries hand blob downloads to CDNs).
+        let pinned = path.starts_with("blobs/") || path.starts_with("manifests/sha256:");
+        let origin = url.origin();
+        let registry = self.registry.clone();
+        let same_registry = move |hop: &reqwest::Url| {
+            if pinned || hop.origin() == origin {
+                Ok(())
+            } else {
+                Err(format!(
+                    "a manifest by tag is read only from its registry {registry} (another host could change what the tag names); pin the reference by digest (@sha256:...) to allow the redirect"
+                ))
+            }
+        };
         loop {
             let response = self
                 .net
@@ -273,7 +289,7 @@ impl<'a> Session<'a> {
                     &url,
                     &headers,
                     self.authorization.as_ref(),
-                    &any_hop,
+                    &same_registry,
                 )
                 .await?;
             let status = response.status();
@@ -375,7 +391,7 @@ impl<'a> Session<'a> {
         };
         let (body, _) = read_body(
             response,
-            &format!("{} (token service {realm})", self.what),
+            &format!("{}: the registry's token service {realm}", self.what),
             limit,
         )
         .await?;

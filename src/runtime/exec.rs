@@ -201,7 +201,7 @@ fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, String> {
     let (dir, tmp_dir) = match remote.cache().root() {
         Some(root) => (root.join("bin"), root.join("tmp")),
         None => {
-            let dir = std::env::temp_dir().join(format!("krm-catalog-bin-{}", std::process::id()));
+            let dir = private_temp_dir()?;
             (dir.clone(), dir)
         }
     };
@@ -233,6 +233,42 @@ fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, String> {
         ));
     }
     Ok(path)
+}
+
+/// A new directory in the temp directory that only we can use (created exclusively, mode
+/// 0700, a random name), for binaries when there is no cache. A fixed name in a shared temp
+/// directory could be created first by another user, who could then swap the binary between
+/// its check and its run.
+fn private_temp_dir() -> Result<PathBuf, String> {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let base = std::env::temp_dir();
+    let state = std::collections::hash_map::RandomState::new();
+    let mut last = String::new();
+    for attempt in 0u32..16 {
+        let mut h = state.build_hasher();
+        h.write_u32(attempt);
+        h.write_u32(std::process::id());
+        let dir = base.join(format!("krm-catalog-bin-{:016x}", h.finish()));
+        let mut builder = std::fs::DirBuilder::new();
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        match builder.create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                last = format!("{}: {e}", dir.display());
+            }
+            Err(e) => {
+                return Err(format!(
+                    "cannot create a directory for the binary in {}: {e}; set KRM_CATALOG_CACHE to a directory",
+                    base.display()
+                ));
+            }
+        }
+    }
+    Err(format!(
+        "cannot create a directory for the binary in {} ({last}); set KRM_CATALOG_CACHE to a directory",
+        base.display()
+    ))
 }
 
 #[cfg(unix)]

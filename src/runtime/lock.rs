@@ -292,7 +292,10 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
         let docs =
             crate::yaml::parse_stream(&original).map_err(|e| format!("{}: {e}", file.display()))?;
         let mut text = original.clone();
+        // Lines added so far, all in this or earlier documents: where `doc` starts now.
+        let mut added = 0;
         for doc in docs.iter().filter(|d| kep::is_kep_catalog(&d.value)) {
+            let from = (doc.line + added).saturating_sub(1);
             let (_, functions) = kep::parse(&doc.value).map_err(|p| {
                 let list: Vec<String> = p.iter().map(ToString::to_string).collect();
                 format!("{}: {}", file.display(), list.join("; "))
@@ -308,8 +311,9 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
                             let parsed = super::image::ImageRef::parse(image)?;
                             let digest = remote.net_manifest_digest(&parsed.tagged())?;
                             let hex = digest.trim_start_matches("sha256:").to_owned();
-                            text = insert_sibling(&text, "image", image, "sha256", &hex)
+                            text = insert_sibling_from(&text, from, "image", image, "sha256", &hex)
                                 .ok_or_else(|| format!("{}: cannot find `image: {image}` in block style to add its sha256", file.display()))?;
+                            added += 1;
                             written.push(format!("{}: {image} → sha256:{hex}", file.display()));
                         }
                         Runtime::Exec { platforms } => {
@@ -317,8 +321,9 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
                                 let bytes =
                                     super::exec::fetch(&p.uri, remote, Some(&catalog_root))?;
                                 let hex = sha256_hex(&bytes);
-                                text = insert_sibling(&text, "uri", &p.uri, "sha256", &hex)
+                                text = insert_sibling_from(&text, from, "uri", &p.uri, "sha256", &hex)
                                     .ok_or_else(|| format!("{}: cannot find `uri: {}` in block style to add its sha256", file.display(), p.uri))?;
+                                added += 1;
                                 written.push(format!(
                                     "{}: {} → sha256:{hex}",
                                     file.display(),
@@ -334,18 +339,102 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
         if text != original {
             // Prove the edit before writing: the file must still parse to the same documents
             // plus the new digests.
-            crate::yaml::parse_stream(&text)
+            let edited = crate::yaml::parse_stream(&text)
                 .map_err(|e| format!("{}: the locked file would not parse: {e}", file.display()))?;
+            prove_edit(&docs, &edited, added).map_err(|e| {
+                format!(
+                    "{}: {e}; nothing was written: add the sha256 fields by hand (`krm-catalog catalog verify` checks them)",
+                    file.display()
+                )
+            })?;
             replace_file(&file, &text)?;
         }
     }
     Ok(written)
 }
 
+/// The edited documents must be the original ones with exactly `added` new `sha256` keys and
+/// nothing else changed, and no runtime of theirs may still lack a pin: a text edit that
+/// landed elsewhere (the same `uri:` line in a template's block scalar) would otherwise
+/// change a template and report the runtime locked while it is not.
+fn prove_edit(
+    original: &[crate::yaml::Document],
+    edited: &[crate::yaml::Document],
+    added: usize,
+) -> Result<(), String> {
+    fn same_but_new_pins(
+        old: &serde_json::Value,
+        new: &serde_json::Value,
+        count: &mut usize,
+    ) -> bool {
+        use serde_json::Value;
+        match (old, new) {
+            (Value::Object(o), Value::Object(n)) => {
+                for key in n.keys() {
+                    if key == "sha256" && !o.contains_key(key) {
+                        *count += 1;
+                    }
+                }
+                o.iter()
+                    .all(|(k, v)| n.get(k).is_some_and(|nv| same_but_new_pins(v, nv, count)))
+                    && n.keys().all(|k| o.contains_key(k) || k == "sha256")
+            }
+            (Value::Array(o), Value::Array(n)) => {
+                o.len() == n.len() && o.iter().zip(n).all(|(a, b)| same_but_new_pins(a, b, count))
+            }
+            (a, b) => a == b,
+        }
+    }
+    let mut count = 0;
+    let same = original.len() == edited.len()
+        && original
+            .iter()
+            .zip(edited)
+            .all(|(a, b)| same_but_new_pins(&a.value, &b.value, &mut count));
+    if !same || count != added {
+        return Err(
+            "the sha256 lines did not land where the runtimes are (the same text appears elsewhere in the file, e.g. in a template)"
+                .to_owned(),
+        );
+    }
+    for doc in edited.iter().filter(|d| kep::is_kep_catalog(&d.value)) {
+        let Ok((_, functions)) = kep::parse(&doc.value) else {
+            return Err("the locked catalog no longer loads".to_owned());
+        };
+        let unpinned = functions
+            .iter()
+            .flat_map(|f| f.versions.iter().flat_map(|v| v.runtime.parts()))
+            .any(|r| match r {
+                Runtime::Container { image, sha256, .. } => {
+                    sha256.is_none() && !image.contains("@sha256:")
+                }
+                Runtime::Exec { platforms } => platforms.iter().any(|p| p.sha256.is_none()),
+                _ => false,
+            });
+        if unpinned {
+            return Err("a runtime is still without sha256 after the edit (its `image:` or `uri:` line also appears in another mapping)".to_owned());
+        }
+    }
+    Ok(())
+}
+
 /// After the first block-style `key: value` line whose mapping has no `new_key` yet, insert
 /// `new_key: new_value` at the same indentation.
 pub fn insert_sibling(
     text: &str,
+    key: &str,
+    value: &str,
+    new_key: &str,
+    new_value: &str,
+) -> Option<String> {
+    insert_sibling_from(text, 0, key, value, new_key, new_value)
+}
+
+/// [`insert_sibling`], looking only at lines from index `from` (0-based) on: the document
+/// being locked, not the same text earlier in the file (a template, say).
+fn insert_sibling_from(
+    text: &str,
+    from: usize,
     key: &str,
     value: &str,
     new_key: &str,
@@ -369,7 +458,7 @@ pub fn insert_sibling(
             .to_owned();
         Some((col, k.trim().to_owned(), v))
     };
-    for (i, line) in lines.iter().enumerate() {
+    for (i, line) in lines.iter().enumerate().skip(from) {
         let Some((col, k, v)) = key_of(line) else {
             continue;
         };

@@ -494,3 +494,193 @@ fn issue8_render_resourcelist_file_and_fn_config_exclude_each_other() {
     );
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
 }
+
+/// `render -f DIR` reads every file of the package; a ResourceList among them must not supply
+/// the function config, or the package opts itself in to running its own binary
+/// (`allowInlineExec` and an inline catalog naming a file it ships).
+#[test]
+fn issue9_f4_a_resource_list_inside_a_render_directory_cannot_choose_the_settings() {
+    let work = tempfile::tempdir().expect("tempdir");
+    let pkg = work.path().join("pkg");
+    fs_err::create_dir_all(&pkg).expect("mkdir");
+    let marker = work.path().join("ran");
+    let binary = format!("#!/bin/sh\necho ran > {}\ncat\n", marker.display());
+    fs_err::write(pkg.join("fn"), &binary).expect("fn");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        fs_err::set_permissions(pkg.join("fn"), std::fs::Permissions::from_mode(0o755))
+            .expect("chmod");
+    }
+    let catalog = exec_catalog("file://pkg/fn", "fn", Some(&sha256_hex(binary.as_bytes())));
+    let list = inline_input(
+        &catalog,
+        "{mode: run, allowExec: true, allowInlineExec: true}",
+    );
+    fs_err::write(pkg.join("list.yaml"), &list).expect("list");
+    let out = run_bounded(&["render", "-f", "pkg"], work.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "list.yaml: a ResourceList in a directory carries a functionConfig, and files of a package do not choose the settings"
+        ),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!marker.exists(), "the package's binary ran");
+    // Named on the command line, the same file is the user's choice.
+    let out = run_bounded(&["render", "-f", "pkg/list.yaml"], work.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(marker.exists(), "{}", stderr(&out));
+}
+
+/// `catalog lock` edits text: the `uri:` line of a runtime may appear earlier in the file (a
+/// template's block scalar). The digest goes to the runtime, and an edit that cannot be
+/// placed there fails and writes nothing, rather than changing the template and reporting
+/// the runtime locked while it is not.
+#[test]
+fn issue9_f3_lock_never_edits_a_template_that_repeats_the_uri() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    fs_err::write(dir.path().join("fn"), ECHO).expect("fn");
+    let template = "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: notes\nspec:\n  chartPath: notes\n  status: enabled\n  templates:\n    notes.yaml.j2: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata:\n        name: notes\n      data:\n        uri: file://fn\n";
+    let catalog = exec_catalog("file://fn", "fn", None);
+    let file = dir.path().join("catalog.yaml");
+    fs_err::write(&file, format!("{template}---\n{catalog}")).expect("write");
+    let out = run_bounded(&["catalog", "lock", "catalog.yaml"], dir.path());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let locked = fs_err::read_to_string(&file).expect("read");
+    assert!(
+        locked.starts_with(template),
+        "the template changed:\n{locked}"
+    );
+    let out = run_bounded(&["catalog", "verify", "catalog.yaml"], dir.path());
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+
+    // The same text inside the catalog document, before the runtime: refused, nothing written.
+    let annotated = catalog.replacen(
+        "metadata:\n",
+        "metadata:\n  annotations:\n    notes: |\n      uri: file://fn\n",
+        1,
+    );
+    assert_ne!(annotated, catalog);
+    fs_err::write(&file, &annotated).expect("write");
+    let out = run_bounded(&["catalog", "lock", "catalog.yaml"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the sha256 lines did not land where the runtimes are"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(fs_err::read_to_string(&file).expect("read"), annotated);
+}
+
+/// `render -f DIR` reads the package's files: a link to `/dev/zero` or a pipe among them is
+/// left out with a warning (before, the first filled memory, the second blocked forever), and
+/// what it reads is bounded like the function's stdin.
+#[test]
+fn issue9_f10_render_leaves_out_pipes_and_devices_and_bounds_what_it_reads() {
+    let case = "issue9_f10_render_leaves_out_pipes_and_devices_and_bounds_what_it_reads";
+    if !crate::remote::tool("prlimit", case) || !crate::remote::tool("mkfifo", case) {
+        return;
+    }
+    let work = tempfile::tempdir().expect("tempdir");
+    let pkg = work.path().join("pkg");
+    fs_err::create_dir_all(&pkg).expect("mkdir");
+    fs_err::write(
+        pkg.join("app.yaml"),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n",
+    )
+    .expect("app");
+    symlink(Path::new("/dev/zero"), &pkg.join("zero.yaml"));
+    crate::util::succeed(Command::new("mkfifo").arg(pkg.join("pipe.yaml")));
+    let run = |args: &[&str]| {
+        let mut child = Command::new("prlimit")
+            .arg("--as=1073741824")
+            .arg("--")
+            .arg(bin())
+            .args(args)
+            .current_dir(work.path())
+            .env_remove("RUST_LOG")
+            .env("KRM_CATALOG_MAX_INPUT_BYTES", "1000000")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("prlimit");
+        let started = Instant::now();
+        while child.try_wait().expect("wait").is_none() {
+            if started.elapsed() > Duration::from_secs(20) {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("krm-catalog {args:?} did not finish in 20 s");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().expect("output")
+    };
+    let out = run(&["render", "-f", "pkg"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n"
+    );
+    for name in ["zero.yaml", "pipe.yaml"] {
+        assert!(
+            stderr(&out).contains(&format!("{name}: left out (not a regular file")),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // Named on the command line, a device is read, but only up to the input limit.
+    let out = run(&["render", "-f", "/dev/zero"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "/dev/zero: the inputs hold more than the limit of 1000000 bytes; raise KRM_CATALOG_MAX_INPUT_BYTES"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Without a cache (no `KRM_CATALOG_CACHE`, `XDG_CACHE_HOME` or `HOME`), the verified binary
+/// goes to a directory of the temp directory that only this user can enter. Before, it was a
+/// world-readable `krm-catalog-bin-<pid>`, a name another user could create first and so
+/// swap the binary between its check and its run.
+#[cfg(unix)]
+#[test]
+fn issue9_small_binary_without_a_cache_goes_to_a_private_directory() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let pkg = Package::new(None);
+    pkg.write("fn", ECHO);
+    pkg.write(
+        "catalog.yaml",
+        exec_catalog("file://fn", "fn", Some(&sha256_hex(ECHO))).as_bytes(),
+    );
+    let tmp = tempfile::tempdir().expect("tmp");
+    let tmp_path = tmp.path().to_str().expect("utf-8");
+    let out = pkg.run(
+        &[],
+        &input("Echo", RUN_EXEC),
+        &[
+            ("KRM_CATALOG_CACHE", ""),
+            ("XDG_CACHE_HOME", ""),
+            ("HOME", "/"),
+            ("TMPDIR", tmp_path),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("greeting: hello-from-exec"));
+    let dirs: Vec<_> = fs_err::read_dir(tmp.path())
+        .expect("read")
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("krm-catalog-bin-")
+        })
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let mode = dirs[0].metadata().expect("meta").permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "{:?} has mode {mode:o}", dirs[0].path());
+}

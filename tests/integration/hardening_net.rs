@@ -697,3 +697,169 @@ fn issue9_stale_temp_files_in_the_cache_are_cleaned() {
     );
     assert_eq!(files_under(&tmp), Vec::<PathBuf>::new());
 }
+
+/// A trusted registry that redirects a manifest request by tag to another host lets that
+/// host say what the tag names: refused for runs, `catalog view` and `pull`. A reference
+/// pinned by digest (proven by its bytes) may follow the redirect, as blobs do (CDNs).
+#[test]
+fn issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused() {
+    let test = "issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused";
+    if !tool("python3", test) || !tool("prlimit", test) {
+        return;
+    }
+    let registry = Hostile::start(None);
+    let addr = registry.addr();
+    let evil = evil_catalog();
+    let blob = format!("sha256:{}", sha256_hex(evil.as_bytes()));
+    let manifest = format!(
+        r#"{{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{{"mediaType":"application/vnd.oci.empty.v1+json","digest":"sha256:44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a","size":2}},"layers":[{{"mediaType":"application/vnd.cncf.kubernetes.krm-func-catalog.layer.v1+yaml","digest":"{blob}","size":{},"annotations":{{"org.opencontainers.image.title":"catalog.yaml"}}}}]}}"#,
+        evil.len()
+    );
+    for dir in ["registry/cat/manifests", "registry/cat/blobs"] {
+        fs_err::create_dir_all(registry.root.path().join(dir)).expect("mkdir");
+    }
+    registry.put("registry/cat/manifests/v1", manifest.as_bytes());
+    registry.put(&format!("registry/cat/blobs/{blob}"), evil.as_bytes());
+    let manifest_digest = sha256_hex(manifest.as_bytes());
+    registry.put(
+        &format!("registry/cat/manifests/sha256:{manifest_digest}"),
+        manifest.as_bytes(),
+    );
+    let cache = tempfile::tempdir().expect("cache");
+    let env = [
+        ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
+        ("KRM_CATALOG_HTTP_TIMEOUT", "5"),
+        ("KRM_CATALOG_HTTP_RETRIES", "0"),
+    ];
+    let needle = format!(
+        "refused the redirect to http://localhost:{}/v2/files/cat/manifests/v1: a manifest by tag is read only from its registry {addr}",
+        registry.port
+    );
+    let input = resource_list(
+        &format!("{{oci: \"{addr}/to-localhost/cat:v1\"}}"),
+        &[&format!("{addr}/*")],
+        "",
+    );
+    let out = bounded(&[], &input, &root(), &env);
+    assert_failed_with(&out, &needle, "function run");
+    assert!(
+        stdout(&out).contains("kind: ResourceList"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        !stdout(&out).contains("evil-was-loaded"),
+        "{}",
+        stdout(&out)
+    );
+    for command in ["view", "pull"] {
+        let reference = format!("oci://{addr}/to-localhost/cat:v1");
+        let out = bounded(&["catalog", command, &reference], "", &root(), &env);
+        assert_failed_with(&out, &needle, &format!("catalog {command}"));
+    }
+    // Pinned by digest: the bytes prove the manifest, the redirect may be followed.
+    let input = resource_list(
+        &format!("{{oci: \"{addr}/to-localhost/cat@sha256:{manifest_digest}\"}}"),
+        &[&format!("{addr}/*")],
+        "",
+    );
+    let out = bounded(&[], &input, &root(), &env);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+}
+
+/// `catalog view` and `catalog pull` have no trust list, so they follow a redirect to any
+/// https (or loopback) host and keep the copy. A run must not take that copy for the trusted
+/// URL: it fetches again (and refuses the hop), and offline it says why the copy is not used.
+#[test]
+fn issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run() {
+    let test = "issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run";
+    if !tool("python3", test) || !tool("prlimit", test) {
+        return;
+    }
+    let server = Hostile::start(None);
+    server.put("evil.yaml", evil_catalog().as_bytes());
+    // Same server, another host name: trusted as 127.0.0.1, not as localhost.
+    let hop = format!("http://localhost:{}/evil.yaml", server.port);
+    let url = server.url(&format!("redirect/301?to={hop}"));
+    let trusted = server.url("*");
+    for command in ["view", "pull"] {
+        let cache = tempfile::tempdir().expect("cache");
+        let env = [
+            ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
+            ("KRM_CATALOG_HTTP_TIMEOUT", "5"),
+            ("KRM_CATALOG_HTTP_RETRIES", "0"),
+        ];
+        let out = bounded(&["catalog", command, &url], "", &root(), &env);
+        assert!(out.status.success(), "catalog {command}: {}", stderr(&out));
+        let input = resource_list(&format!("{{url: \"{url}\"}}"), &[&trusted], "");
+        let out = bounded(&[], &input, &root(), &env);
+        assert_failed_with(
+            &out,
+            &format!("refused the redirect to {hop}: not trusted"),
+            &format!("run after catalog {command}"),
+        );
+        assert!(
+            !stdout(&out).contains("evil-was-loaded"),
+            "{}",
+            stdout(&out)
+        );
+        let offline = resource_list(
+            &format!("{{url: \"{url}\"}}"),
+            &[&trusted],
+            "    offline: true\n",
+        );
+        let out = bounded(&[], &offline, &root(), &env);
+        assert_failed_with(
+            &out,
+            &format!("came through the redirect to {hop}, which is not trusted"),
+            &format!("offline run after catalog {command}"),
+        );
+        assert!(
+            !stdout(&out).contains("evil-was-loaded"),
+            "{}",
+            stdout(&out)
+        );
+        // Trusting the hop makes the copy usable, offline too.
+        let offline = resource_list(
+            &format!("{{url: \"{url}\"}}"),
+            &[&trusted, &format!("http://localhost:{}/*", server.port)],
+            "    offline: true\n",
+        );
+        let out = bounded(&[], &offline, &root(), &env);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+    }
+}
+
+/// A server that sends its body one byte a second runs into the request time limit: the
+/// message says so and names the variable that allows more time (before: "the body was cut
+/// off … operation timed out", which reads like a broken connection).
+#[test]
+fn issue9_f7_a_trickling_body_fails_at_the_time_limit_and_says_which() {
+    let test = "issue9_f7_a_trickling_body_fails_at_the_time_limit_and_says_which";
+    if !tool("python3", test) || !tool("prlimit", test) {
+        return;
+    }
+    let server = Hostile::start(None);
+    let url = server.url("slow/catalog.yaml");
+    let cache = tempfile::tempdir().expect("cache");
+    let env = [
+        ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
+        ("KRM_CATALOG_HTTP_TIMEOUT", "2"),
+        ("KRM_CATALOG_HTTP_RETRIES", "0"),
+    ];
+    let started = Instant::now();
+    let out = bounded(&["catalog", "view", &url], "", &root(), &env);
+    assert_failed_with(
+        &out,
+        "the body was still arriving when the time limit ran out",
+        "catalog view",
+    );
+    assert!(stderr(&out).contains("raise KRM_CATALOG_HTTP_TIMEOUT (seconds) for a slow server"));
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+}

@@ -8,6 +8,7 @@ product.
 Paths:  /<file>                            the file under ROOT
         /redirect/<code>?to=<url>          answers <code> with Location: <url>
         /endless/<name>                    200 without a length, then bytes until the client leaves
+        /slow/<name>                       200 with a length, then one byte a second
         /v2/                               200 (a registry without auth)
         /v2/endless-manifest/<r>/manifests/<ref>   200, then an endless manifest
         /v2/<mode>/<r>/manifests/<ref>     a manifest with one catalog layer whose blob is:
@@ -15,9 +16,11 @@ Paths:  /<file>                            the file under ROOT
             lying-blob       declared 100 bytes, sent as 16 MiB with that Content-Length
             huge-blob        declared 1 TiB (nothing is sent)
             index-bomb       (manifest) an image index, for `catalog verify` of images
+        /v2/to-localhost/<path>            307 to http://localhost:<port>/v2/files/<path>
+        /v2/files/<path>                   the file ROOT/registry/<path> (manifests and blobs)
 The chosen port is printed on stdout.
 """
-import http.server, json, os, socketserver, ssl, sys
+import http.server, json, os, socketserver, ssl, sys, time
 
 root = sys.argv[1]
 args = sys.argv[2:]
@@ -55,6 +58,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.send_header("Location", to)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+            elif parts[0] == "slow":
+                # A declared length, then one byte a second: slower than any client timeout.
+                self.send_response(200)
+                self.send_header("Content-Length", "1000000")
+                self.end_headers()
+                while True:
+                    self.wfile.write(b"a")
+                    self.wfile.flush()
+                    time.sleep(1)
             elif parts[0] == "endless":
                 self.endless("application/octet-stream")
             elif parts[0] == "v2":
@@ -72,6 +84,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if parts == [""] or parts == []:
             return self.reply(200, b"{}", "application/json")
         mode = parts[0]
+        rest = "/".join(parts[1:])
+        if mode == "to-localhost":
+            # Same server, another origin: what a trusted registry's redirect would reach.
+            port = self.server.server_address[1]
+            self.send_response(307)
+            self.send_header("Location", "http://localhost:%d/v2/files/%s" % (port, rest))
+            self.send_header("Content-Length", "0")
+            return self.end_headers()
+        if mode == "files":
+            file = os.path.join(root, "registry", *parts[1:])
+            if os.path.isfile(file):
+                return self.reply(200, open(file, "rb").read(), "application/vnd.oci.image.manifest.v1+json")
         if "manifests" in parts:
             if mode == "endless-manifest":
                 return self.endless("application/vnd.oci.image.manifest.v1+json")
