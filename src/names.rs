@@ -99,17 +99,41 @@ mod tests {
     #[test]
     fn rules_as_upstream_tests_them() {
         // Cases from apimachinery pkg/util/validation/validation_test.go.
-        for good in ["a", "ab", "abc", "a1", "a-1", "a--1--2--b", "0", "01", "1-2"] {
+        for good in [
+            "a",
+            "ab",
+            "abc",
+            "a1",
+            "a-1",
+            "a--1--2--b",
+            "0",
+            "01",
+            "1-2",
+        ] {
             assert!(is_dns1123_label(good), "{good}");
         }
-        for bad in ["", "A", "ABC", "aBc", "A1", "a_1", "a.1", "a 1", "-1", "a-", "_"] {
+        for bad in [
+            "", "A", "ABC", "aBc", "A1", "a_1", "a.1", "a 1", "-1", "a-", "_",
+        ] {
             assert!(!is_dns1123_label(bad), "{bad}");
         }
         assert!(!is_dns1123_label(&"a".repeat(64)));
-        for good in ["a.b.c", "1.2.3", "a-1.b-2", &format!("{}.b", "a".repeat(70))] {
+        for good in [
+            "a.b.c",
+            "1.2.3",
+            "a-1.b-2",
+            &format!("{}.b", "a".repeat(70)),
+        ] {
             assert!(is_dns1123_subdomain(good), "{good}");
         }
-        for bad in ["Hub_1-metrics-server", "a..b", ".a", "a.", "a-.b", &"a".repeat(254)] {
+        for bad in [
+            "Hub_1-metrics-server",
+            "a..b",
+            ".a",
+            "a.",
+            "a-.b",
+            &"a".repeat(254),
+        ] {
             assert!(!is_dns1123_subdomain(bad), "{bad}");
         }
         assert!(is_dns1035_label("a-1"));

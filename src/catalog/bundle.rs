@@ -725,7 +725,10 @@ mod tests {
             text.iter().any(|t| t.starts_with("catalog cat.yaml: spec.krmFunctions[0].versoins: unknown field \"spec.krmFunctions[0].versoins\"")),
             "{text:?}"
         );
-        assert!(text.iter().all(|t| !t.contains("cat.yaml: cat.yaml")), "{text:?}");
+        assert!(
+            text.iter().all(|t| !t.contains("cat.yaml: cat.yaml")),
+            "{text:?}"
+        );
         Ok(())
     }
 }

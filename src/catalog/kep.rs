@@ -581,8 +581,9 @@ mod tests {
             .map(|p| p.to_string())
             .collect();
         assert!(
-            msgs.iter()
-                .any(|m| m.contains("unknown field \"spec.krmFunctions[0].versoins\" (did you mean \"versions\"?)")),
+            msgs.iter().any(|m| m.contains(
+                "unknown field \"spec.krmFunctions[0].versoins\" (did you mean \"versions\"?)"
+            )),
             "{msgs:?}"
         );
     }
@@ -680,7 +681,9 @@ mod tests {
             .collect();
         assert_eq!(
             msgs,
-            ["spec.krmFunctions[0].versions[0].runtime.exec.platforms[0]: must be an object with bin, os, arch, uri and sha256, not string"]
+            [
+                "spec.krmFunctions[0].versions[0].runtime.exec.platforms[0]: must be an object with bin, os, arch, uri and sha256, not string"
+            ]
         );
     }
 }
