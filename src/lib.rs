@@ -14,6 +14,7 @@ pub mod config;
 pub mod functions;
 pub mod gvk;
 pub mod logger;
+pub mod names;
 pub mod pipeline;
 pub mod remote;
 pub mod render;

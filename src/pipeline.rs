@@ -16,6 +16,7 @@ use crate::catalog::{Bundle, Catalog, CatalogError, Kind, Service};
 use crate::config::{self, CatalogSource, ConfigKind, FunctionConfig, Settings};
 use crate::functions;
 use crate::gvk::Gvk;
+use crate::names;
 use crate::remote::Remote;
 use crate::render::{self, Scope};
 use crate::resource_list::{self, ResourceList};
@@ -370,6 +371,7 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
         results: &mut results,
         paths: HashMap::new(),
         produced: BTreeMap::new(),
+        templates: HashMap::new(),
     };
 
     // Classify.
@@ -425,6 +427,7 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
     }
 
     let produced = std::mem::take(&mut expander.produced);
+    let templates = std::mem::take(&mut expander.templates);
     for (bundle, (ids, objects)) in produced {
         if objects == 0
             && let Some(info) = catalog.bundles.get(bundle)
@@ -436,6 +439,20 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
             }
             results.push(r);
         }
+    }
+
+    {
+        let passing = items
+            .iter()
+            .zip(&roles)
+            .filter(|(_, r)| matches!(r, Role::PassThrough))
+            .map(|(item, _)| item);
+        let mut batches: Vec<(&Value, &mut Vec<Value>)> =
+            items.iter().zip(generated.iter_mut()).collect();
+        if let Some(cfg) = config_ref {
+            batches.push((cfg, &mut trailing));
+        }
+        drop_duplicates(passing, batches, &templates, &mut results);
     }
 
     // Assemble. Items that leave unchanged keep their input text (see `Verbatim`).
@@ -754,6 +771,8 @@ struct Expander<'a> {
     paths: HashMap<String, String>,
     /// Per catalog (bundle index): the enabled services rendered and how many objects they made.
     produced: BTreeMap<usize, (Vec<String>, usize)>,
+    /// The template of each generated object, by its file path and index (for messages).
+    templates: HashMap<(String, String), String>,
 }
 
 /// Why a catalog whose enabled services rendered produced nothing, and what to do.
@@ -828,10 +847,9 @@ impl Expander<'_> {
                 let mut candidates: Vec<&str> = extra_allowed.to_vec();
                 candidates.extend(config::ITEM_SETTING_KEYS);
                 let hint = suggest::hint(k, candidates);
-                problems.push(Problem::new(
-                    join("spec", k),
-                    format!("unknown field \"{k}\"{hint}"),
-                ));
+                let path = join("spec", k);
+                let message = format!("unknown field \"{path}\"{hint}");
+                problems.push(Problem::new(path, message));
                 continue;
             }
             rest.insert(key, value);
@@ -1223,7 +1241,7 @@ impl Expander<'_> {
         counted.0.push(service.definition.id.clone());
         counted.1 += generated.len();
         let catalog_ref = self.catalog.bundle_of(service).reference.clone();
-        generated
+        let objects: Vec<(Value, String)> = generated
             .into_iter()
             .enumerate()
             .map(|(i, g)| {
@@ -1252,10 +1270,179 @@ impl Expander<'_> {
                 resource_list::set_annotation(&mut object, resource_list::INDEX, &index);
                 resource_list::set_annotation(&mut object, resource_list::LEGACY_PATH, &path);
                 resource_list::set_annotation(&mut object, resource_list::LEGACY_INDEX, &index);
+                (object, g.template)
+            })
+            .collect();
+        let mut valid = true;
+        for (object, template) in &objects {
+            for message in invalid_names(object, template, item) {
+                self.results.push(
+                    KrmResult::error(message)
+                        .about(item)
+                        .at(field)
+                        .tag("template", template.clone()),
+                );
+                valid = false;
+            }
+        }
+        if !valid {
+            return Vec::new();
+        }
+        objects
+            .into_iter()
+            .enumerate()
+            .map(|(i, (object, template))| {
+                self.templates
+                    .insert((path.clone(), i.to_string()), template);
                 object
             })
             .collect()
     }
+}
+
+/// What the apiserver stores one object under: API group, kind, namespace, name (kustomize's
+/// resource id, whose version does not make a second object either).
+fn object_id(object: &Value) -> (String, String, String, String) {
+    let (group, _) = crate::gvk::split_api_version(resource_list::str_at(object, &["apiVersion"]));
+    let at = |path: &[&str]| resource_list::str_at(object, path).to_owned();
+    (
+        group.to_owned(),
+        at(&["kind"]),
+        at(&["metadata", "namespace"]),
+        at(&["metadata", "name"]),
+    )
+}
+
+/// An object without what we stamp on it (provenance annotations, file path and index) and
+/// without the `app.kubernetes.io/part-of` label: two generated objects equal in this form are
+/// the same object (the Namespace two services share).
+fn without_provenance(object: &Value) -> Value {
+    let mut object = object.clone();
+    if let Some(Value::Object(meta)) = object.get_mut("metadata") {
+        if let Some(Value::Object(a)) = meta.get_mut("annotations") {
+            a.retain(|k, _| {
+                !(k.starts_with("krm-catalog.dev/")
+                    || k.starts_with("internal.config.kubernetes.io/")
+                    || k == resource_list::LEGACY_PATH
+                    || k == resource_list::LEGACY_INDEX)
+            });
+        }
+        if let Some(Value::Object(l)) = meta.get_mut("labels") {
+            l.remove("app.kubernetes.io/part-of");
+        }
+        meta.retain(|k, v| {
+            !(matches!(k.as_str(), "annotations" | "labels")
+                && v.as_object().is_some_and(Map::is_empty))
+        });
+    }
+    object
+}
+
+/// Keep one of each generated object: the apiserver (and `kustomize build`, "may not add
+/// resource with an already registered id") holds one object per identity. A second copy
+/// equal but for our provenance is dropped; a different one, or one that would replace an
+/// input item we did not generate, is an error on the later source, and is dropped too.
+fn drop_duplicates<'a>(
+    inputs: impl Iterator<Item = &'a Value>,
+    batches: Vec<(&Value, &mut Vec<Value>)>,
+    templates: &HashMap<(String, String), String>,
+    results: &mut Results,
+) {
+    enum Seen {
+        Input(String),
+        Generated { normal: Value, from: String },
+    }
+    let mut seen: HashMap<(String, String, String, String), Seen> = HashMap::new();
+    for item in inputs {
+        let from = match resource_list::file_of(item) {
+            Some(f) => format!("the input item {} (file {})", describe(item), f.path),
+            None => format!("the input item {}", describe(item)),
+        };
+        seen.insert(object_id(item), Seen::Input(from));
+    }
+    for (source, objects) in batches {
+        objects.retain(|object| {
+            let id = object_id(object);
+            let template = templates
+                .get(&(
+                    resource_list::annotation(object, resource_list::PATH)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    resource_list::annotation(object, resource_list::INDEX)
+                        .unwrap_or_default()
+                        .to_owned(),
+                ))
+                .map_or("?", String::as_str);
+            let from = format!("{} (template {template})", describe(source));
+            let shown = if id.2.is_empty() {
+                id.3.clone()
+            } else {
+                format!("{}/{}", id.2, id.3)
+            };
+            let kind = &id.1;
+            let message = match seen.get(&id) {
+                None => {
+                    let normal = without_provenance(object);
+                    seen.insert(id, Seen::Generated { normal, from });
+                    return true;
+                }
+                Some(Seen::Generated { normal, .. }) if *normal == without_provenance(object) => {
+                    return false;
+                }
+                Some(Seen::Generated { from: first, .. }) => format!(
+                    "generated {kind} \"{shown}\" twice with different content: from {first} and from {from}; the templates name both the same: keep one of them, or give them values the templates build distinct names from (such as a different `cluster.name` each)"
+                ),
+                Some(Seen::Input(input)) => format!(
+                    "generated {kind} \"{shown}\" from {from}, but {input} is that object already and was not generated by this function; remove or rename one of them"
+                ),
+            };
+            results.push(
+                KrmResult::error(message)
+                    .about(source)
+                    .tag("template", template.to_owned()),
+            );
+            false
+        });
+    }
+}
+
+/// `MetricsServer "ns/a"`: how messages name a source object or input item.
+fn describe(item: &Value) -> String {
+    let kind = resource_list::str_at(item, &["kind"]);
+    let name = resource_list::str_at(item, &["metadata", "name"]);
+    match resource_list::str_at(item, &["metadata", "namespace"]) {
+        "" => format!("{kind} \"{name}\""),
+        ns => format!("{kind} \"{ns}/{name}\""),
+    }
+}
+
+/// Generated names the apiserver would refuse (see `names`), one message each.
+fn invalid_names(object: &Value, template: &str, source: &Value) -> Vec<String> {
+    let kind = resource_list::str_at(object, &["kind"]);
+    let (group, _) = crate::gvk::split_api_version(resource_list::str_at(object, &["apiVersion"]));
+    let from = describe(source);
+    let mut out = Vec::new();
+    let name = resource_list::str_at(object, &["metadata", "name"]);
+    let rule = names::Rule::for_name(group, kind);
+    if !rule.accepts(name) {
+        out.push(format!(
+            "template {template} of {from} generates {kind} \"{name}\", which the apiserver would refuse: metadata.name of kind {kind} must be {}, not \"{name}\"; change the values the template builds the name from (such as `cluster.name`, the source's name or namespace)",
+            rule.describe()
+        ));
+    }
+    if let Some(ns) = object
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str)
+        .filter(|ns| !ns.is_empty())
+        && !names::is_dns1123_label(ns)
+    {
+        out.push(format!(
+            "template {template} of {from} generates {kind} \"{name}\", which the apiserver would refuse: metadata.namespace must be {}, not \"{ns}\"; change the values the template builds the namespace from (such as the source's `metadata.namespace` or `cluster` values)",
+            names::Rule::Dns1123Label.describe()
+        ));
+    }
+    out
 }
 
 /// `<dir of the source file>/<source name>.<service id>.yaml`: one file per service, beside

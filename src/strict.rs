@@ -123,9 +123,10 @@ impl<'a> Reader<'a> {
         for key in self.map.keys() {
             if !allowed.contains(&key.as_str()) {
                 let hint = suggest::hint(key, allowed.iter().copied());
+                // The full path, as for config fields (`unknown field "spec.config.x"`).
                 let path = self.field_path(key);
-                self.problems
-                    .push(Problem::new(path, format!("unknown field \"{key}\"{hint}")));
+                let message = format!("unknown field \"{path}\"{hint}");
+                self.problems.push(Problem::new(path, message));
             }
         }
     }
@@ -269,7 +270,7 @@ mod tests {
             [
                 "spec.builtin: must be a boolean, not string",
                 "spec.tags[1]: must be a string, not integer",
-                "spec.catalgos: unknown field \"catalgos\" (did you mean \"catalogs\"?)",
+                "spec.catalgos: unknown field \"spec.catalgos\" (did you mean \"catalogs\"?)",
             ]
         );
     }

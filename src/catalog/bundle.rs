@@ -135,7 +135,17 @@ impl Bundle {
                 .file_name()
                 .map_or_else(|| label.to_owned(), |n| n.to_string_lossy().into_owned());
             return match read_catalog_file(path) {
-                Ok(bytes) => Self::from_single_file(origin, &name, &bytes),
+                Ok(bytes) => {
+                    let mut bundle = Self::from_single_file(origin, &name, &bytes);
+                    // The source label already names the file ("catalog cat.yaml"): saying it
+                    // again reads "catalog cat.yaml: cat.yaml: …".
+                    for e in &mut bundle.problems {
+                        if e.file.as_deref() == Some(name.as_str()) {
+                            e.file = None;
+                        }
+                    }
+                    bundle
+                }
                 Err(e) => Loader::new(origin).fail(CatalogError::new(&source, e)),
             };
         }
@@ -698,5 +708,27 @@ mod tests {
         assert!(!is_strict_semver("2.2"));
         assert!(!is_strict_semver("v2.2.0"));
         assert!(!is_strict_semver("2.02.0"));
+    }
+
+    /// Issue 8 acceptance 3b: the label of a one-file catalog names the file already.
+    #[test]
+    fn issue8_a3b_a_single_file_catalog_is_named_once() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("cat.yaml");
+        fs_err::write(
+            &file,
+            "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionCatalog\nmetadata:\n  name: c\nspec:\n  krmFunctions:\n  - group: example.com\n    names: {kind: G}\n    versoins: []\n",
+        )?;
+        let bundle = Bundle::from_path("cat.yaml", &file);
+        let text: Vec<String> = bundle.problems.iter().map(ToString::to_string).collect();
+        assert!(
+            text.iter().any(|t| t.starts_with("catalog cat.yaml: spec.krmFunctions[0].versoins: unknown field \"spec.krmFunctions[0].versoins\"")),
+            "{text:?}"
+        );
+        assert!(
+            text.iter().all(|t| !t.contains("cat.yaml: cat.yaml")),
+            "{text:?}"
+        );
+        Ok(())
     }
 }

@@ -467,6 +467,17 @@ fn parse_one_runtime(
             let mut platforms = Vec::new();
             for (i, p) in list.iter().enumerate() {
                 let ppath = index(&join(&epath, key), i);
+                if !p.is_object() {
+                    // One problem per bad entry, not "missing bin" and "missing uri" beside it.
+                    problems.push(Problem::new(
+                        &ppath,
+                        format!(
+                            "must be an object with bin, os, arch, uri and sha256, not {}",
+                            crate::strict::type_name(p)
+                        ),
+                    ));
+                    continue;
+                }
                 let mut r = Reader::new(p, &ppath, problems);
                 r.deny_unknown(&["bin", "os", "arch", "uri", "sha256"]);
                 let bin = r.string("bin").unwrap_or_default();
@@ -490,7 +501,7 @@ fn parse_one_runtime(
                     sha256,
                 });
             }
-            if platforms.is_empty() {
+            if list.is_empty() {
                 problems.push(Problem::new(
                     join(&epath, key),
                     "must be a non-empty list of platforms",
@@ -570,8 +581,9 @@ mod tests {
             .map(|p| p.to_string())
             .collect();
         assert!(
-            msgs.iter()
-                .any(|m| m.contains("unknown field \"versoins\" (did you mean \"versions\"?)")),
+            msgs.iter().any(|m| m.contains(
+                "unknown field \"spec.krmFunctions[0].versoins\" (did you mean \"versions\"?)"
+            )),
             "{msgs:?}"
         );
     }
@@ -654,6 +666,24 @@ mod tests {
         assert_eq!(
             msgs,
             ["spec.krmFunctions[0].versions[0].runtime.starlark: must set path or url"]
+        );
+    }
+
+    /// Issue 8 acceptance 3c: a bad `exec.platforms` entry is one error, not three.
+    #[test]
+    fn issue8_a3c_a_bad_exec_platform_entry_is_reported_once() {
+        let bad = doc(&json!([{"group": "example.com", "names": {"kind": "G"},
+            "versions": [{"name": "v1", "runtime": {"exec": {"platforms": ["fn-linux-amd64"]}}}]}]));
+        let msgs: Vec<String> = parse(&bad)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            msgs,
+            [
+                "spec.krmFunctions[0].versions[0].runtime.exec.platforms[0]: must be an object with bin, os, arch, uri and sha256, not string"
+            ]
         );
     }
 }

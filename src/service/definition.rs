@@ -450,7 +450,9 @@ mod tests {
             "metadata": {"name": "x"}, "spec": {"chartpath": "x", "status": "enabled"}});
         let m = messages(&d);
         assert!(
-            m.contains(&"unknown field \"chartpath\" (did you mean \"chartPath\"?)".to_owned()),
+            m.contains(
+                &"unknown field \"spec.chartpath\" (did you mean \"chartPath\"?)".to_owned()
+            ),
             "{m:?}"
         );
         assert!(m.contains(&"missing spec.chartPath".to_owned()));
