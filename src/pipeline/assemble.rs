@@ -1,0 +1,103 @@
+//! The assemble stage: write every item back in input order, source objects marked
+//! local-config with their generated objects right after them, objects of earlier runs replaced,
+//! function-backed items pinned or run; items that leave unchanged keep their input text.
+
+use serde_json::Value;
+
+use super::classify::{Classified, Role};
+use super::expand::Expansion;
+use super::input::hydrate;
+use crate::functions::{self, Step};
+use crate::resource_list::{self, Verbatim};
+use crate::results::Results;
+
+/// The output items. `verified` holds the step of each function-backed item (see `runtimes`);
+/// when one runs, the items come from the functions and `verbatim` is dropped.
+pub(super) fn assemble(
+    items: Vec<Value>,
+    classified: Classified,
+    verified: Vec<Option<Step>>,
+    expansion: Expansion,
+    verbatim: &mut Option<Verbatim>,
+    results: &mut Results,
+) -> Vec<Value> {
+    let Expansion {
+        generated,
+        trailing,
+        expanded_sources,
+    } = expansion;
+    // Assemble. Items that leave unchanged keep their input text (see `Verbatim`).
+    let mut input_ranges = verbatim
+        .as_mut()
+        .map(|v| std::mem::take(&mut v.ranges))
+        .unwrap_or_default();
+    input_ranges.resize(items.len(), None);
+    let mut out = Vec::with_capacity(items.len() + trailing.len());
+    let mut ranges = Vec::with_capacity(items.len() + trailing.len());
+    let mut steps = Vec::new();
+    let rows = items
+        .into_iter()
+        .zip(input_ranges)
+        .zip(classified.roles)
+        .zip(generated)
+        .zip(verified);
+    for ((((mut item, range), role), produced), step) in rows {
+        match role {
+            Role::Generated(from) => {
+                if !expanded_sources.contains(&from) && classified.sources_present.contains(&from) {
+                    out.push(item);
+                    ranges.push(range);
+                }
+            }
+            Role::PassThrough => {
+                out.push(item);
+                ranges.push(range);
+            }
+            Role::Function(..) => match step {
+                Some(Step::Pinned(pinned)) => {
+                    out.push(pinned);
+                    ranges.push(None);
+                }
+                Some(Step::Run(program)) => {
+                    if resource_list::annotation(&item, resource_list::LOCAL_CONFIG).is_none() {
+                        resource_list::set_annotation(
+                            &mut item,
+                            resource_list::LOCAL_CONFIG,
+                            "true",
+                        );
+                    }
+                    steps.push((out.len(), program));
+                    out.push(item);
+                    ranges.push(None);
+                }
+                Some(Step::Failed) | None => {
+                    out.push(item);
+                    ranges.push(range);
+                }
+            },
+            Role::Source | Role::Expand(_) => {
+                let unchanged =
+                    resource_list::annotation(&item, resource_list::LOCAL_CONFIG).is_some();
+                if !unchanged {
+                    resource_list::set_annotation(&mut item, resource_list::LOCAL_CONFIG, "true");
+                }
+                out.push(item);
+                ranges.push(if unchanged { range } else { None });
+                ranges.extend(std::iter::repeat_n(None, produced.len()));
+                out.extend(produced);
+            }
+        }
+    }
+    ranges.extend(std::iter::repeat_n(None, trailing.len()));
+    out.extend(trailing);
+    if let Some(v) = verbatim.as_mut() {
+        v.ranges = ranges;
+    }
+    if !steps.is_empty() {
+        // The items now come from the functions: nothing is a verbatim copy of the input any more.
+        hydrate(&mut out, verbatim.as_ref(), |_, _| true);
+        out = functions::run_steps(out, &steps, results);
+        *verbatim = None;
+    }
+    out
+}

@@ -1,0 +1,315 @@
+//! The catalog stage: load and merge the catalogs a run resolves through (built-in, baked into
+//! the image, `spec.catalogs`, inline), skip them on the hot path, and keep a catalog that
+//! cannot be fetched from failing a run that does not need it (KEP-2906 "Dependencies").
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::input::{RunContext, gvk_of, hydrate, is_inline_catalog_item, is_service_set};
+use super::output::GENERATED_FROM;
+use crate::catalog::{Bundle, Catalog, CatalogError};
+use crate::config::{self, CatalogSource, ConfigKind, FunctionConfig, Settings};
+use crate::remote::Remote;
+use crate::resource_list;
+use crate::results::{KrmResult, Results, Severity};
+use crate::service::definition::SERVICES_GROUP;
+use crate::strict::join;
+
+/// Load the catalogs the run needs and report their problems. The config item and inline
+/// catalogs among `items` are read in full first (they may be skeletons). `None` when a
+/// catalog failed.
+pub(super) fn load(
+    fc: &FunctionConfig,
+    items: &mut [Value],
+    verbatim: Option<&resource_list::Verbatim>,
+    config_ref: Option<&Value>,
+    ctx: &RunContext,
+    results: &mut Results,
+) -> Option<Catalog> {
+    // Items read by `resource_list::read_owned` are skeletons: read the bodies of those the
+    // run may need before anything looks at them (inline catalogs, the config as an item).
+    let early_identity = config_ref.map(resource_list::identity);
+    hydrate(items, verbatim, |_, item| {
+        (is_inline_catalog_item(item) && !resource_list::has_function_annotation(item))
+            || early_identity.as_deref() == Some(resource_list::identity(item).as_str())
+    });
+    let items: &[Value] = items;
+    let inline: Vec<(usize, &Value)> = items
+        .iter()
+        .enumerate()
+        .filter(|(_, item)| {
+            is_inline_catalog_item(item) && !resource_list::has_function_annotation(item)
+        })
+        .collect();
+    let (catalog, mut catalog_errors) = if catalogs_needed(fc, items, &inline) {
+        load_catalogs(&fc.settings, &inline, ctx)
+    } else {
+        (Catalog::default(), Vec::new())
+    };
+    if catalog_errors.iter().any(|(e, _)| e.unavailable) {
+        let need = item_needing_more_catalogs(items, &catalog, fc, config_ref);
+        for (e, _) in catalog_errors.iter_mut().filter(|(e, _)| e.unavailable) {
+            match &need {
+                Some(why) => e.message = format!("{}; it may be needed: {why}", e.message),
+                None => {
+                    e.warning = true;
+                    e.message = format!(
+                        "{}; continuing without it, as no item needs it (every item is of a kind a loaded catalog or Kubernetes defines)",
+                        e.message
+                    );
+                }
+            }
+        }
+    }
+    if !catalog.bundles.is_empty() {
+        crate::log!(
+            crate::logger::Level::Info,
+            "catalogs: {} ({} services)",
+            catalog.describe(),
+            catalog.services().len()
+        );
+    }
+    let catalog_failed = catalog_errors.iter().any(|(e, _)| !e.warning);
+    for (error, field) in catalog_errors {
+        results.push(catalog_result(&error, field.as_deref(), items, config_ref));
+    }
+    (!catalog_failed).then_some(catalog)
+}
+
+/// Load the catalogs a run resolves through, in resolution order. Errors are catalog errors;
+/// the catalog is still usable for what loaded.
+pub fn load_catalogs(
+    settings: &Settings,
+    inline: &[(usize, &Value)],
+    ctx: &RunContext,
+) -> (Catalog, Vec<(CatalogError, Option<String>)>) {
+    let mut bundles = Vec::new();
+    let mut errors: Vec<(CatalogError, Option<String>)> = Vec::new();
+    if settings.builtin {
+        bundles.push(crate::builtin::bundle());
+    }
+    // Catalogs baked into the image (environment) come right after the built-in one.
+    let env_catalogs = config::env_catalogs();
+    let mut remote: Option<Remote> = None;
+    let mut pattern_fields: Vec<(String, String)> = Vec::new();
+    for entry in env_catalogs.iter().chain(&settings.catalogs) {
+        let mut bundle = match &entry.source {
+            CatalogSource::Path(p) => {
+                let path = resolve_path(&ctx.cwd, p);
+                let mut bundle = Bundle::from_path(p, &path);
+                if !path.exists() {
+                    for e in &mut bundle.problems {
+                        e.unavailable = true;
+                    }
+                }
+                bundle
+            }
+            CatalogSource::Url { .. } | CatalogSource::Oci(_) => remote
+                .get_or_insert_with(|| Remote::new(settings.offline))
+                .load(&entry.source, &settings.trusted_catalogs),
+        };
+        if entry.standard_pattern.is_some() {
+            bundle.standard_pattern.clone_from(&entry.standard_pattern);
+            pattern_fields.push((bundle.origin.label(), join(&entry.field, "standardPattern")));
+        }
+        let failed = bundle.problems.iter().any(|e| !e.warning);
+        // Problems of a configured source point at its entry in the function config.
+        errors.extend(
+            std::mem::take(&mut bundle.problems)
+                .into_iter()
+                .map(|e| (e, Some(entry.field.clone()))),
+        );
+        // The same catalog named twice (baked into the image and listed in the config) is
+        // loaded once: same content digest, same catalog.
+        if let Some(first) = bundles
+            .iter_mut()
+            .find(|b: &&mut Bundle| !failed && b.digest == bundle.digest)
+        {
+            crate::log!(
+                crate::logger::Level::Info,
+                "{} ({}) is the same catalog as {}: loaded once",
+                bundle.origin.label(),
+                entry.field,
+                first.origin.label()
+            );
+            if first.standard_pattern.is_none() {
+                first.standard_pattern = bundle.standard_pattern;
+            }
+            continue;
+        }
+        bundles.push(bundle);
+    }
+    if !inline.is_empty() {
+        bundles.push(Bundle::from_items(inline));
+    }
+    let (catalog, merge_errors) = Catalog::merge(bundles, settings.catalog_overwrite);
+    errors.extend(merge_errors.into_iter().map(|e| {
+        // A standardPattern set in the function config is reported at that field.
+        let field = pattern_fields
+            .iter()
+            .find(|(label, _)| e.message.starts_with("standardPattern ") && *label == e.source)
+            .map(|(_, field)| field.clone());
+        (e, field)
+    }));
+    (catalog, errors)
+}
+
+/// A configured catalog path as the run resolves it (`~/`, relative to `cwd`).
+pub(crate) fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
+    if let Some(rest) = path.strip_prefix("~/")
+        && let Some(home) = std::env::var_os("HOME")
+    {
+        return PathBuf::from(home).join(rest);
+    }
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    }
+}
+
+/// Whether a run can need any catalog: the hot path (a pipeline of ordinary resources) skips
+/// loading the built-in catalog entirely. Any item in a group the built-in catalog claims, any
+/// other catalog, or a service object as the config makes it load, so unknown kinds in claimed
+/// groups are still caught.
+fn catalogs_needed(fc: &FunctionConfig, items: &[Value], inline: &[(usize, &Value)]) -> bool {
+    let builtin_groups = crate::builtin::groups();
+    !fc.settings.catalogs.is_empty()
+        || std::env::var_os(config::CATALOGS_ENV).is_some_and(|v| !v.is_empty())
+        || !inline.is_empty()
+        || matches!(fc.kind, ConfigKind::ServiceSet | ConfigKind::Other)
+        || (fc.settings.builtin
+            && items
+                .iter()
+                .any(|item| builtin_groups.contains(&gvk_of(item).group.as_str())))
+}
+
+/// Groups of Kubernetes itself, which no catalog defines: items of these never need a catalog.
+fn is_kubernetes_group(group: &str) -> bool {
+    const BUILTIN: &[&str] = &["", "apps", "batch", "autoscaling", "policy", "extensions"];
+    BUILTIN.contains(&group) || group.ends_with(".k8s.io") || group.ends_with(".kubernetes.io")
+}
+
+/// The first item that may need a catalog that could not be loaded (KEP-2906
+/// "Dependencies": a referenced catalog that nothing needs must not fail the run), saying why.
+fn item_needing_more_catalogs(
+    items: &[Value],
+    catalog: &Catalog,
+    fc: &FunctionConfig,
+    config: Option<&Value>,
+) -> Option<String> {
+    let config_item =
+        config.filter(|_| matches!(fc.kind, ConfigKind::ServiceSet | ConfigKind::Other));
+    items.iter().chain(config_item).find_map(|item| {
+        if resource_list::has_function_annotation(item)
+            || resource_list::annotation(item, GENERATED_FROM).is_some()
+            || is_inline_catalog_item(item)
+        {
+            return None;
+        }
+        let gvk = gvk_of(item);
+        let name = resource_list::str_at(item, &["metadata", "name"]);
+        if is_service_set(item) {
+            return Some(format!(
+                "{gvk}/{name} materialises the services of every catalog"
+            ));
+        }
+        if (gvk.group == config::GROUP && gvk.kind == config::KIND)
+            || catalog.kind_for(&gvk).is_some()
+            || is_kubernetes_group(&gvk.group)
+        {
+            return None;
+        }
+        if gvk.group == SERVICES_GROUP {
+            return Some(format!(
+                "{gvk}/{name} is a service kind no loaded catalog defines"
+            ));
+        }
+        (!catalog.claims_group(&gvk.group)).then(|| {
+            format!(
+                "{gvk}/{name} is of group \"{}\", which no loaded catalog claims",
+                gvk.group
+            )
+        })
+    })
+}
+
+fn catalog_result(
+    e: &CatalogError,
+    field: Option<&str>,
+    items: &[Value],
+    config: Option<&Value>,
+) -> KrmResult {
+    let severity = if e.warning {
+        Severity::Warning
+    } else {
+        Severity::Error
+    };
+    if let Some(item) = e.item.and_then(|i| items.get(i)) {
+        let mut message = e.message.clone();
+        if let Some(file) = &e.file {
+            message = format!("{file}: {message}");
+        }
+        return KrmResult::new(severity, message)
+            .about(item)
+            .at(e.path.clone())
+            .tag("catalog", e.source.clone());
+    }
+    let mut r = KrmResult::new(severity, e.to_string()).tag("catalog", e.source.clone());
+    if let Some(file) = &e.file {
+        r = r.tag("file", file.clone());
+    }
+    if let Some(cfg) = config {
+        r = r.about(cfg);
+    }
+    if let Some(field) = field {
+        r = r.at(field);
+    }
+    r
+}
+
+/// Issue 8 point 4: which items may need a catalog that could not be fetched.
+#[cfg(test)]
+mod unneeded_catalogs {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn issue8_p4_an_unfetchable_catalog_is_needed_only_by_items_nothing_else_resolves() {
+        let (catalog, errors) = Catalog::merge(vec![crate::builtin::bundle()], false);
+        assert!(errors.is_empty(), "{errors:?}");
+        let fc = config::parse(None);
+        let need = |items: &[Value]| item_needing_more_catalogs(items, &catalog, &fc, None);
+        let item = |api: &str, kind: &str| json!({"apiVersion": api, "kind": kind, "metadata": {"name": "x"}});
+        let not_needed = [
+            item("v1", "ConfigMap"),
+            item("apps/v1", "Deployment"),
+            item("networking.k8s.io/v1", "Ingress"),
+            item("services.krm-catalog.dev/v1alpha1", "CertManager"),
+            item("krm-catalog.dev/v1alpha1", "ResolveCatalog"),
+            json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "x",
+                "annotations": {"config.kubernetes.io/function": "container: {image: x}"}}}),
+        ];
+        assert_eq!(need(&not_needed), None);
+        assert_eq!(
+            need(&[item("example.com/v1", "Widget")]).as_deref(),
+            Some(
+                "example.com/v1/Widget/x is of group \"example.com\", which no loaded catalog claims"
+            )
+        );
+        assert_eq!(
+            need(&[item("services.krm-catalog.dev/v1alpha1", "Greeter")]).as_deref(),
+            Some(
+                "services.krm-catalog.dev/v1alpha1/Greeter/x is a service kind no loaded catalog defines"
+            )
+        );
+        assert_eq!(
+            need(&[item("services.krm-catalog.dev/v1alpha1", "ServiceSet")]).as_deref(),
+            Some(
+                "services.krm-catalog.dev/v1alpha1/ServiceSet/x materialises the services of every catalog"
+            )
+        );
+    }
+}

@@ -1,0 +1,688 @@
+//! The expand stage: each `ServiceSet` and service object (and the function config when it is
+//! one) becomes the objects its services render, in input order, checked by `output`.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use serde_json::{Map, Value};
+
+use super::classify::{Classified, Role, config_role};
+use super::input::{gvk_of, problem_result};
+use super::output::{Provenance, drop_duplicates, generated_path, invalid_names, stamp};
+use crate::catalog::{Catalog, Kind, Service};
+use crate::config::{self, ConfigKind, FunctionConfig, Settings};
+use crate::render::{self, Scope};
+use crate::resource_list;
+use crate::results::{KrmResult, Results, Severity};
+use crate::service::definition::{self, Status};
+use crate::service::{instance, legacy};
+use crate::strict::{Problem, Reader, join};
+use crate::suggest;
+
+/// What expansion produced.
+pub(super) struct Expansion {
+    /// Per input item, the objects generated from it.
+    pub generated: Vec<Vec<Value>>,
+    /// Generated from the function config when it is not among the items.
+    pub trailing: Vec<Value>,
+    /// Identities of the sources expanded.
+    pub expanded_sources: HashSet<String>,
+}
+
+/// Expand the sources in input order, then the function config when it is a `ServiceSet` or
+/// service object not among the items; warn about catalogs whose services rendered nothing;
+/// keep one object per identity.
+pub(super) fn expand(
+    items: &[Value],
+    classified: &Classified,
+    catalog: &Catalog,
+    fc: &FunctionConfig,
+    config_ref: Option<&Value>,
+    results: &mut Results,
+) -> Expansion {
+    let config_identity = config_ref.map(resource_list::identity);
+    let mut expander = Expander {
+        catalog,
+        settings: &fc.settings,
+        results,
+        paths: HashMap::new(),
+        produced: BTreeMap::new(),
+        templates: HashMap::new(),
+    };
+    let mut generated: Vec<Vec<Value>> = vec![Vec::new(); items.len()];
+    let mut expanded_sources: HashSet<String> = HashSet::new();
+    for (i, (item, role)) in items.iter().zip(&classified.roles).enumerate() {
+        if let Role::Expand(service) = role {
+            let is_config =
+                config_identity.as_deref() == Some(resource_list::identity(item).as_str());
+            generated[i] = expander.expand(item, *service, is_config);
+            expanded_sources.insert(resource_list::identity(item));
+        }
+    }
+    // The function config itself, when it is a ServiceSet or service object not among the items.
+    let mut trailing = Vec::new();
+    if let (Some(cfg), Some(identity)) = (config_ref, &config_identity)
+        && matches!(fc.kind, ConfigKind::ServiceSet | ConfigKind::Other)
+        && !classified.sources_present.contains(identity)
+    {
+        match config_role(cfg, catalog, fc) {
+            Ok(service) => {
+                trailing = expander.expand(cfg, service, true);
+                expanded_sources.insert(identity.clone());
+            }
+            Err(result) => expander.results.push(*result),
+        }
+    }
+
+    let Expander {
+        produced,
+        templates,
+        results,
+        ..
+    } = expander;
+    for (bundle, (ids, objects)) in produced {
+        if objects == 0
+            && let Some(info) = catalog.bundles.get(bundle)
+        {
+            let mut r = KrmResult::warning(nothing_rendered(info, &ids))
+                .tag("catalog", info.origin.label());
+            if let Some(cfg) = config_ref {
+                r = r.about(cfg);
+            }
+            results.push(r);
+        }
+    }
+
+    {
+        let passing = items
+            .iter()
+            .zip(&classified.roles)
+            .filter(|(_, r)| matches!(r, Role::PassThrough))
+            .map(|(item, _)| item);
+        let mut batches: Vec<(&Value, &mut Vec<Value>)> =
+            items.iter().zip(generated.iter_mut()).collect();
+        if let Some(cfg) = config_ref {
+            batches.push((cfg, &mut trailing));
+        }
+        drop_duplicates(passing, batches, &templates, results);
+    }
+
+    Expansion {
+        generated,
+        trailing,
+        expanded_sources,
+    }
+}
+
+/// A config value the catalog leaves to the user (required, no default) is reported with
+/// where to set it: the full field path of each value still to choose under the missing one,
+/// in the object the user writes (`base` is where the instance sits in it).
+fn where_to_set(
+    item: &Value,
+    service: &Service,
+    base: &str,
+    problems: Vec<Problem>,
+) -> Vec<Problem> {
+    let Some(schema) = &service.definition.config_schema else {
+        return problems;
+    };
+    let kind = resource_list::str_at(item, &["kind"]);
+    let config = join(base, "config");
+    problems
+        .into_iter()
+        .map(|mut p| {
+            if p.message != "Required value" {
+                return p;
+            }
+            let Some(rest) = p.path.strip_prefix(config.as_str()) else {
+                return p;
+            };
+            // Only plain keys: bracketed segments are not property paths of the schema.
+            let keys: Vec<String> = rest
+                .split('.')
+                .filter(|k| !k.is_empty())
+                .map(str::to_owned)
+                .collect();
+            if keys.iter().any(|k| k.contains('[')) {
+                return p;
+            }
+            let Some(sub) = definition::subschema(schema.raw(), &keys) else {
+                return p;
+            };
+            let mut fields: Vec<String> = definition::must_choose(sub)
+                .into_iter()
+                .map(|inner| inner.iter().fold(p.path.clone(), |path, k| join(&path, k)))
+                .collect();
+            if fields.is_empty() {
+                fields.push(p.path.clone());
+            }
+            let fields: Vec<String> = fields.iter().map(|f| format!("`{f}`")).collect();
+            p.message = format!(
+                "Required value: service \"{}\" has no default for it; set {} in this {kind}",
+                service.definition.id,
+                fields.join(" and ")
+            );
+            p
+        })
+        .collect()
+}
+
+struct Expander<'a> {
+    catalog: &'a Catalog,
+    settings: &'a Settings,
+    results: &'a mut Results,
+    /// Generated file paths already used, with the source that used them.
+    paths: HashMap<String, String>,
+    /// Per catalog (bundle index): the enabled services rendered and how many objects they made.
+    produced: BTreeMap<usize, (Vec<String>, usize)>,
+    /// The template of each generated object, by its file path and index (for messages).
+    templates: HashMap<(String, String), String>,
+}
+
+/// Why a catalog whose enabled services rendered produced nothing, and what to do.
+fn nothing_rendered(info: &crate::catalog::BundleInfo, ids: &[String]) -> String {
+    let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let label = info.origin.label();
+    let services = ids.join(", ");
+    if info.pattern.is_none() {
+        format!(
+            "{label}: its enabled services ({services}) produced no objects: the catalog has no standard pattern (templates/) of its own and its charts/ hold nothing to render for them; to render them with the built-in catalog's pattern (an Argo CD Application and a Namespace per service) set standardPattern: builtin on its entry in spec.catalogs, or spec.standardPattern: builtin in its kubara Catalog document"
+        )
+    } else {
+        format!(
+            "{label}: its enabled services ({services}) produced no objects: every template rendered to empty documents; check the conditions in its templates"
+        )
+    }
+}
+
+/// Item-level settings of a source object.
+struct ItemScope {
+    cluster_type: Option<String>,
+    /// Whether the cluster type is the item's own `spec.clusterType` (not the function config's).
+    cluster_type_from_item: bool,
+    cluster: Value,
+}
+
+impl Expander<'_> {
+    fn push_problems(
+        &mut self,
+        item: &Value,
+        problems: impl IntoIterator<Item = Problem>,
+        severity: Severity,
+    ) {
+        for p in problems {
+            self.results.push(problem_result(severity, &p, Some(item)));
+        }
+    }
+
+    /// Read `spec.clusterType`/`spec.cluster` (item wins over the function config) and
+    /// reject settings keys on items that are not the function config.
+    fn item_scope(
+        &mut self,
+        spec: &Value,
+        extra_allowed: &[&str],
+        is_config: bool,
+        item: &Value,
+    ) -> (ItemScope, Map<String, Value>) {
+        let mut problems = Vec::new();
+        let mut r = Reader::new(spec, "spec", &mut problems);
+        let cluster_type = r.string("clusterType").filter(|t| !t.trim().is_empty());
+        let item_cluster = r.object("cluster").cloned().unwrap_or_default();
+        let map = r.map().clone();
+        drop(r);
+        let mut rest = Map::new();
+        for (key, value) in map {
+            let k = key.as_str();
+            if config::ITEM_SETTING_KEYS.contains(&k) {
+                continue;
+            }
+            if config::SETTING_KEYS.contains(&k) {
+                if !is_config {
+                    problems.push(Problem::new(
+                        join("spec", k),
+                        format!("{k} is only valid on the function config"),
+                    ));
+                }
+                continue;
+            }
+            if !extra_allowed.is_empty() && !extra_allowed.contains(&k) {
+                let mut candidates: Vec<&str> = extra_allowed.to_vec();
+                candidates.extend(config::ITEM_SETTING_KEYS);
+                let hint = suggest::hint(k, candidates);
+                let path = join("spec", k);
+                let message = format!("unknown field \"{path}\"{hint}");
+                problems.push(Problem::new(path, message));
+                continue;
+            }
+            rest.insert(key, value);
+        }
+        self.push_problems(item, problems, Severity::Error);
+        let cluster_type_from_item = cluster_type.is_some();
+        let cluster_type = cluster_type.or_else(|| self.settings.cluster_type.clone());
+        let mut cluster = self.settings.cluster.clone();
+        for (k, v) in item_cluster {
+            cluster.insert(k, v);
+        }
+        if let Some(t) = &cluster_type {
+            cluster
+                .entry("type")
+                .or_insert_with(|| Value::String(t.clone()));
+        }
+        (
+            ItemScope {
+                cluster_type,
+                cluster_type_from_item,
+                cluster: Value::Object(cluster),
+            },
+            rest,
+        )
+    }
+
+    fn expand(&mut self, item: &Value, service: Option<usize>, is_config: bool) -> Vec<Value> {
+        if !self.has_name(item) {
+            return Vec::new();
+        }
+        match service {
+            Some(index) => self.expand_object(item, index, is_config),
+            None => self.expand_set(item, is_config),
+        }
+    }
+
+    /// A source object must be named: the name identifies the instance (templates read
+    /// `instance.name`), the objects generated from it and the file they are written to.
+    fn has_name(&mut self, item: &Value) -> bool {
+        let kind = resource_list::str_at(item, &["kind"]);
+        let message = match item.get("metadata").and_then(|m| m.get("name")) {
+            Some(Value::String(name)) if !name.trim().is_empty() => return true,
+            None | Some(Value::Null) => format!(
+                "missing metadata.name: a {kind} object needs a name (it names the instance, its generated objects and their file); set `metadata.name`"
+            ),
+            Some(Value::String(_)) => format!(
+                "metadata.name is empty: a {kind} object needs a name (it names the instance, its generated objects and their file); set `metadata.name`"
+            ),
+            Some(other) => format!(
+                "metadata.name must be a string, not {}",
+                crate::strict::type_name(other)
+            ),
+        };
+        self.results
+            .push(KrmResult::error(message).about(item).at("metadata.name"));
+        false
+    }
+
+    /// A cluster type must be one that a loaded catalog declares: a typo would otherwise
+    /// silently select the services without `clusterTypes` only.
+    fn known_cluster_type(&mut self, item: &Value, scope: &ItemScope) -> bool {
+        let Some(t) = scope.cluster_type.as_deref() else {
+            return true;
+        };
+        let mut declared: Vec<&str> = self
+            .catalog
+            .services()
+            .iter()
+            .flat_map(|s| s.definition.cluster_types.iter().map(String::as_str))
+            .collect();
+        declared.sort_unstable();
+        declared.dedup();
+        if declared.contains(&t) {
+            return true;
+        }
+        let hint = suggest::hint(t, declared.iter().copied());
+        let known = if declared.is_empty() {
+            "no loaded catalog declares any cluster type (ServiceDefinition `spec.clusterTypes`); remove `clusterType`".to_owned()
+        } else {
+            format!(
+                "the loaded catalogs declare: {}",
+                declared
+                    .iter()
+                    .map(|d| format!("\"{d}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let result = if scope.cluster_type_from_item {
+            KrmResult::error(format!("unknown cluster type \"{t}\"{hint}; {known}"))
+                .about(item)
+                .at("spec.clusterType")
+        } else {
+            // The function config set it; the result names the item it was applied to.
+            KrmResult::error(format!(
+                "unknown cluster type \"{t}\" (the function config's clusterType){hint}; {known}"
+            ))
+            .about(item)
+        };
+        self.results.push(result);
+        false
+    }
+
+    fn expand_object(&mut self, item: &Value, index: usize, is_config: bool) -> Vec<Value> {
+        let catalog = self.catalog;
+        let service = &catalog.services()[index];
+        let def = &service.definition;
+        let spec = item.get("spec").cloned().unwrap_or(Value::Null);
+        if !spec.is_object() && !spec.is_null() {
+            self.results.push(
+                KrmResult::error(format!(
+                    "must be an object, not {}",
+                    crate::strict::type_name(&spec)
+                ))
+                .about(item)
+                .at("spec"),
+            );
+            return Vec::new();
+        }
+        // A KEP `service` runtime may declare a schema for this version of the kind.
+        if let Some(Kind::Service {
+            schema: Some(schema),
+            ..
+        }) = catalog.kind_for(&gvk_of(item))
+        {
+            let errors = schema.validate(item);
+            if !errors.is_empty() {
+                for e in errors {
+                    let path = instance::segments_path("", &e.path);
+                    self.results.push(
+                        KrmResult::error(e.message)
+                            .about(item)
+                            .at(path)
+                            .tag("schema", "catalog version"),
+                    );
+                }
+                return Vec::new();
+            }
+        }
+        let (scope, rest) = self.item_scope(&spec, &[], is_config, item);
+        if !self.known_cluster_type(item, &scope) {
+            return Vec::new();
+        }
+        let unknown = self.settings.unknown_fields;
+        let prepared = match instance::prepare(service, &Value::Object(rest), "spec", unknown) {
+            Ok(p) => {
+                self.push_problems(item, p.warnings.clone(), Severity::Warning);
+                p
+            }
+            Err(rejected) => {
+                self.push_problems(item, rejected.warnings, Severity::Warning);
+                let problems = where_to_set(item, service, "spec", rejected.errors);
+                self.push_problems(item, problems, Severity::Error);
+                return Vec::new();
+            }
+        };
+        if prepared.status == Status::Disabled {
+            return Vec::new();
+        }
+        // clusterTypes only decides what a ServiceSet includes by default (kubara ADR): an
+        // object of the service is an explicit choice, so it renders, and says so.
+        if let Some(t) = scope.cluster_type.as_deref()
+            && !def.applies_to(Some(t))
+        {
+            let field = if scope.cluster_type_from_item {
+                "spec.clusterType"
+            } else {
+                "kind"
+            };
+            self.results.push(
+                KrmResult::warning(format!(
+                    "service \"{}\" renders although its clusterTypes ({}) do not include cluster type \"{t}\": this {} object asks for it explicitly",
+                    def.id,
+                    def.cluster_types.join(", "),
+                    def.gvk.kind
+                ))
+                .about(item)
+                .at(field),
+            );
+        }
+        let namespace = item
+            .get("metadata")
+            .and_then(|m| m.get("namespace"))
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty());
+        let statuses = BTreeMap::new();
+        let render_scope = Scope {
+            source: item,
+            instance_namespace: namespace,
+            cluster: &scope.cluster,
+            statuses: &statuses,
+        };
+        self.render_service(item, service, &prepared, &render_scope, "spec")
+    }
+
+    fn expand_set(&mut self, item: &Value, is_config: bool) -> Vec<Value> {
+        let catalog = self.catalog;
+        let spec = item.get("spec").cloned().unwrap_or(Value::Null);
+        if !spec.is_object() && !spec.is_null() {
+            self.results.push(
+                KrmResult::error(format!(
+                    "must be an object, not {}",
+                    crate::strict::type_name(&spec)
+                ))
+                .about(item)
+                .at("spec"),
+            );
+            return Vec::new();
+        }
+        let (scope, rest) = self.item_scope(&spec, &["services"], is_config, item);
+        let mut services = match rest.get("services") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => m.clone(),
+            Some(other) => {
+                self.results.push(
+                    KrmResult::error(format!(
+                        "must be a map of service ID to service, not {}",
+                        crate::strict::type_name(other)
+                    ))
+                    .about(item)
+                    .at("spec.services"),
+                );
+                return Vec::new();
+            }
+        };
+        let ids: Vec<&str> = catalog
+            .services()
+            .iter()
+            .map(|s| s.definition.id.as_str())
+            .collect();
+        let migration = legacy::migrate(&mut services, "spec.services", &ids);
+        self.push_problems(item, migration.notes, Severity::Warning);
+        if !migration.errors.is_empty() {
+            self.push_problems(item, migration.errors, Severity::Error);
+            return Vec::new();
+        }
+        if !self.known_cluster_type(item, &scope) {
+            return Vec::new();
+        }
+        let cluster_type = scope.cluster_type.as_deref();
+        // clusterTypes is the ADR's default-inclusion filter: a service for other cluster types
+        // is materialised only when the set lists it with `status: enabled`.
+        let listed_enabled = |id: &str| {
+            services
+                .get(id)
+                .and_then(|v| v.get("status"))
+                .and_then(Value::as_str)
+                == Some("enabled")
+        };
+        let included =
+            |s: &Service| s.definition.applies_to(cluster_type) || listed_enabled(&s.definition.id);
+        let mut failed = false;
+        let mut outside = Vec::new();
+        for key in services.keys() {
+            match catalog.service(key) {
+                None => {
+                    let hint = suggest::hint(key, ids.iter().copied());
+                    self.results.push(
+                        KrmResult::error(format!("unknown service \"{key}\"{hint}"))
+                            .about(item)
+                            .at(join("spec.services", key)),
+                    );
+                    failed = true;
+                }
+                Some(s) if !s.definition.applies_to(cluster_type) => outside.push(s),
+                Some(_) => {}
+            }
+        }
+        let mut prepared = Vec::new();
+        let mut statuses = BTreeMap::new();
+        for s in outside {
+            let id = &s.definition.id;
+            let t = cluster_type.unwrap_or_default();
+            let types = s.definition.cluster_types.join(", ");
+            let explicit = services
+                .get(id)
+                .and_then(|v| v.get("status"))
+                .and_then(Value::as_str);
+            let message = match explicit {
+                Some("enabled") => format!(
+                    "service \"{id}\" renders although its clusterTypes ({types}) do not include cluster type \"{t}\": it is listed with `status: enabled`"
+                ),
+                // Listed but disabled: nothing would render anyway, nothing to say.
+                Some("disabled") => continue,
+                _ => format!(
+                    "service \"{id}\" is left out: its clusterTypes ({types}) do not include cluster type \"{t}\"; set `status: enabled` to include it anyway"
+                ),
+            };
+            self.results.push(
+                KrmResult::warning(message)
+                    .about(item)
+                    .at(join("spec.services", id)),
+            );
+        }
+        for service in catalog.services() {
+            if !included(service) {
+                // Templates see the services this set leaves out as disabled.
+                statuses.insert(service.definition.id.clone(), Status::Disabled);
+                continue;
+            }
+            let id = &service.definition.id;
+            let raw = services
+                .get(id)
+                .cloned()
+                .unwrap_or_else(|| Value::Object(Map::new()));
+            let unknown = self.settings.unknown_fields;
+            match instance::prepare(service, &raw, &join("spec.services", id), unknown) {
+                Ok(p) => {
+                    self.push_problems(item, p.warnings.clone(), Severity::Warning);
+                    statuses.insert(id.clone(), p.status);
+                    prepared.push((service, p));
+                }
+                Err(rejected) => {
+                    self.push_problems(item, rejected.warnings, Severity::Warning);
+                    let base = join("spec.services", id);
+                    let problems = where_to_set(item, service, &base, rejected.errors);
+                    self.push_problems(item, problems, Severity::Error);
+                    failed = true;
+                }
+            }
+        }
+        if failed {
+            return Vec::new();
+        }
+        let render_scope = Scope {
+            source: item,
+            instance_namespace: None,
+            cluster: &scope.cluster,
+            statuses: &statuses,
+        };
+        let mut out = Vec::new();
+        for (service, p) in prepared {
+            if p.status == Status::Enabled {
+                let field = join("spec.services", &service.definition.id);
+                out.extend(self.render_service(item, service, &p, &render_scope, &field));
+            }
+        }
+        out
+    }
+
+    fn render_service(
+        &mut self,
+        item: &Value,
+        service: &Service,
+        prepared: &instance::Instance,
+        scope: &Scope<'_>,
+        field: &str,
+    ) -> Vec<Value> {
+        let context = render::context(self.catalog, service, prepared, scope);
+        let generated = match render::render(self.catalog, service, &context) {
+            Ok(g) => g,
+            Err(errors) => {
+                for e in errors {
+                    let mut r = KrmResult::error(e.to_string())
+                        .about(item)
+                        .at(field)
+                        .tag("template", e.template.clone());
+                    if let Some(line) = e.line {
+                        r = r.tag("line", line.to_string());
+                    }
+                    self.results.push(r);
+                }
+                return Vec::new();
+            }
+        };
+        let source_identity = resource_list::identity(item);
+        let path = match generated_path(item, &service.definition.id) {
+            Ok(path) => path,
+            Err(e) => {
+                self.results
+                    .push(KrmResult::error(e).about(item).at("metadata.name"));
+                return Vec::new();
+            }
+        };
+        if let Some(other) = self.paths.get(&path)
+            && *other != source_identity
+        {
+            self.results.push(
+                    KrmResult::error(format!(
+                        "generated file {path} is also generated from {other}; give the sources distinct names or put them in different directories"
+                    ))
+                    .about(item)
+                    .at(field),
+                );
+            return Vec::new();
+        }
+        self.paths.insert(path.clone(), source_identity.clone());
+        let counted = self.produced.entry(service.bundle).or_default();
+        counted.0.push(service.definition.id.clone());
+        counted.1 += generated.len();
+        let catalog_ref = self.catalog.bundle_of(service).reference.clone();
+        let provenance = Provenance {
+            instance_namespace: scope.instance_namespace,
+            service_id: &service.definition.id,
+            catalog: &catalog_ref,
+            source: &source_identity,
+            path: &path,
+        };
+        let objects: Vec<(Value, String)> = generated
+            .into_iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let mut object = g.object;
+                stamp(&mut object, &provenance, i);
+                (object, g.template)
+            })
+            .collect();
+        let mut valid = true;
+        for (object, template) in &objects {
+            for message in invalid_names(object, template, item) {
+                self.results.push(
+                    KrmResult::error(message)
+                        .about(item)
+                        .at(field)
+                        .tag("template", template.clone()),
+                );
+                valid = false;
+            }
+        }
+        if !valid {
+            return Vec::new();
+        }
+        objects
+            .into_iter()
+            .enumerate()
+            .map(|(i, (object, template))| {
+                self.templates
+                    .insert((path.clone(), i.to_string()), template);
+                object
+            })
+            .collect()
+    }
+}

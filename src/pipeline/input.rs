@@ -1,0 +1,79 @@
+//! What every stage reads: where the run happens, which items are what, and the bodies of
+//! items read as skeletons.
+
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::gvk::Gvk;
+use crate::resource_list;
+use crate::results::{KrmResult, Severity};
+use crate::service::definition::SERVICES_GROUP;
+use crate::strict::Problem;
+
+/// Where the run happens: relative catalog paths resolve against `cwd`.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    /// Working directory.
+    pub cwd: PathBuf,
+}
+
+impl Default for RunContext {
+    fn default() -> Self {
+        Self {
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        }
+    }
+}
+
+/// A catalog given among the items (kubara `ServiceDefinition`/`Catalog`, KEP-2906 catalog).
+pub(super) fn is_inline_catalog_item(item: &Value) -> bool {
+    let api = resource_list::str_at(item, &["apiVersion"]);
+    let kind = resource_list::str_at(item, &["kind"]);
+    (api.starts_with("kubara.io/") && (kind == "ServiceDefinition" || kind == "Catalog"))
+        || (api.starts_with("config.kubernetes.io/")
+            && (kind == "Catalog" || kind == "KRMFunctionCatalog"))
+}
+
+/// A `ServiceSet` of our services group.
+pub(super) fn is_service_set(item: &Value) -> bool {
+    let gvk = gvk_of(item);
+    gvk.group == SERVICES_GROUP && gvk.kind == "ServiceSet"
+}
+
+/// The group, version and kind an item declares.
+pub(super) fn gvk_of(item: &Value) -> Gvk {
+    Gvk::from_api_version(
+        resource_list::str_at(item, &["apiVersion"]),
+        resource_list::str_at(item, &["kind"]),
+    )
+}
+
+/// Replace the items `wanted` picks with their full text from the input (they may be
+/// skeletons, see `resource_list::read_owned`); items without input text are already whole.
+pub(super) fn hydrate(
+    items: &mut [Value],
+    verbatim: Option<&resource_list::Verbatim>,
+    wanted: impl Fn(usize, &Value) -> bool,
+) {
+    let Some(v) = verbatim else {
+        return;
+    };
+    for (i, item) in items.iter_mut().enumerate() {
+        if let Some(Some(range)) = v.ranges.get(i)
+            && wanted(i, item)
+            && let Some(full) = v.item_at(range)
+        {
+            *item = full;
+        }
+    }
+}
+
+/// A config or schema problem as a result, about `item` when there is one.
+pub(super) fn problem_result(severity: Severity, p: &Problem, item: Option<&Value>) -> KrmResult {
+    let mut r = KrmResult::new(severity, p.message.clone()).at(p.path.clone());
+    if let Some(item) = item {
+        r = r.about(item).at(p.path.clone());
+    }
+    r
+}

@@ -1,0 +1,269 @@
+//! What a generated object carries and what the output may hold: the provenance stamped on
+//! every generated object, the instance namespace on namespaced kinds (cluster scope), the file
+//! each object is written to, names the apiserver accepts, one object per identity.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use crate::names;
+use crate::resource_list;
+use crate::results::{KrmResult, Results};
+
+/// Annotation naming the service a generated object belongs to.
+pub const SERVICE_ANNOTATION: &str = "krm-catalog.dev/service";
+/// Annotation naming the catalog (`name@version` or digest) a generated object came from.
+pub const CATALOG_ANNOTATION: &str = "krm-catalog.dev/catalog";
+/// Annotation naming the source object of a generated object; marks objects to replace.
+pub const GENERATED_FROM: &str = "krm-catalog.dev/generated-from";
+/// Label on every generated object.
+pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "krm-catalog");
+
+/// Kinds that are never namespaced, so an instance's namespace is not stamped on them.
+const CLUSTER_SCOPED: &[&str] = &[
+    "APIService",
+    "CSIDriver",
+    "CSINode",
+    "CertificateSigningRequest",
+    "ClusterExternalSecret",
+    "ClusterIssuer",
+    "ClusterPolicy",
+    "ClusterPolicyReport",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "ClusterSecretStore",
+    "CustomResourceDefinition",
+    "FlowSchema",
+    "GatewayClass",
+    "IngressClass",
+    "MutatingWebhookConfiguration",
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "PriorityClass",
+    "PriorityLevelConfiguration",
+    "RuntimeClass",
+    "StorageClass",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionPolicyBinding",
+    "ValidatingWebhookConfiguration",
+    "VolumeAttachment",
+];
+
+/// Where a generated object came from, stamped on it.
+pub(super) struct Provenance<'a> {
+    /// The instance's `metadata.namespace`, set on namespaced kinds that have none.
+    pub instance_namespace: Option<&'a str>,
+    pub service_id: &'a str,
+    /// The catalog (`name@version` or digest).
+    pub catalog: &'a str,
+    /// The identity of the source object.
+    pub source: &'a str,
+    /// The file the object is written to.
+    pub path: &'a str,
+}
+
+/// Stamp the `index`th object of a generated file: the instance namespace unless the kind is
+/// cluster-scoped or the template set one, the managed-by label, provenance annotations, and
+/// the file path and index (current and legacy annotations).
+pub(super) fn stamp(object: &mut Value, provenance: &Provenance<'_>, index: usize) {
+    if let Some(ns) = provenance.instance_namespace {
+        let kind = resource_list::str_at(object, &["kind"]);
+        let has_ns = !resource_list::str_at(object, &["metadata", "namespace"]).is_empty();
+        if !has_ns
+            && !CLUSTER_SCOPED.contains(&kind)
+            && let Some(Value::Object(meta)) = object.get_mut("metadata")
+        {
+            meta.insert("namespace".into(), Value::String(ns.to_owned()));
+        }
+    }
+    resource_list::set_label(object, MANAGED_BY.0, MANAGED_BY.1);
+    resource_list::set_annotation(object, SERVICE_ANNOTATION, provenance.service_id);
+    resource_list::set_annotation(object, CATALOG_ANNOTATION, provenance.catalog);
+    resource_list::set_annotation(object, GENERATED_FROM, provenance.source);
+    let index = index.to_string();
+    let path = provenance.path;
+    resource_list::set_annotation(object, resource_list::PATH, path);
+    resource_list::set_annotation(object, resource_list::INDEX, &index);
+    resource_list::set_annotation(object, resource_list::LEGACY_PATH, path);
+    resource_list::set_annotation(object, resource_list::LEGACY_INDEX, &index);
+}
+
+/// What the apiserver stores one object under: API group, kind, namespace, name (kustomize's
+/// resource id, whose version does not make a second object either).
+fn object_id(object: &Value) -> (String, String, String, String) {
+    let (group, _) = crate::gvk::split_api_version(resource_list::str_at(object, &["apiVersion"]));
+    let at = |path: &[&str]| resource_list::str_at(object, path).to_owned();
+    (
+        group.to_owned(),
+        at(&["kind"]),
+        at(&["metadata", "namespace"]),
+        at(&["metadata", "name"]),
+    )
+}
+
+/// An object without what we stamp on it (provenance annotations, file path and index) and
+/// without the `app.kubernetes.io/part-of` label: two generated objects equal in this form are
+/// the same object (the Namespace two services share).
+fn without_provenance(object: &Value) -> Value {
+    let mut object = object.clone();
+    if let Some(Value::Object(meta)) = object.get_mut("metadata") {
+        if let Some(Value::Object(a)) = meta.get_mut("annotations") {
+            a.retain(|k, _| {
+                !(k.starts_with("krm-catalog.dev/")
+                    || k.starts_with("internal.config.kubernetes.io/")
+                    || k == resource_list::LEGACY_PATH
+                    || k == resource_list::LEGACY_INDEX)
+            });
+        }
+        if let Some(Value::Object(l)) = meta.get_mut("labels") {
+            l.remove("app.kubernetes.io/part-of");
+        }
+        meta.retain(|k, v| {
+            !(matches!(k.as_str(), "annotations" | "labels")
+                && v.as_object().is_some_and(Map::is_empty))
+        });
+    }
+    object
+}
+
+/// Keep one of each generated object: the apiserver (and `kustomize build`, "may not add
+/// resource with an already registered id") holds one object per identity. A second copy
+/// equal but for our provenance is dropped; a different one, or one that would replace an
+/// input item we did not generate, is an error on the later source, and is dropped too.
+pub(super) fn drop_duplicates<'a>(
+    inputs: impl Iterator<Item = &'a Value>,
+    batches: Vec<(&Value, &mut Vec<Value>)>,
+    templates: &HashMap<(String, String), String>,
+    results: &mut Results,
+) {
+    enum Seen {
+        Input(String),
+        Generated { normal: Value, from: String },
+    }
+    let mut seen: HashMap<(String, String, String, String), Seen> = HashMap::new();
+    for item in inputs {
+        let from = match resource_list::file_of(item) {
+            Some(f) => format!("the input item {} (file {})", describe(item), f.path),
+            None => format!("the input item {}", describe(item)),
+        };
+        seen.insert(object_id(item), Seen::Input(from));
+    }
+    for (source, objects) in batches {
+        objects.retain(|object| {
+            let id = object_id(object);
+            let template = templates
+                .get(&(
+                    resource_list::annotation(object, resource_list::PATH)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    resource_list::annotation(object, resource_list::INDEX)
+                        .unwrap_or_default()
+                        .to_owned(),
+                ))
+                .map_or("?", String::as_str);
+            let from = format!("{} (template {template})", describe(source));
+            let shown = if id.2.is_empty() {
+                id.3.clone()
+            } else {
+                format!("{}/{}", id.2, id.3)
+            };
+            let kind = &id.1;
+            let message = match seen.get(&id) {
+                None => {
+                    let normal = without_provenance(object);
+                    seen.insert(id, Seen::Generated { normal, from });
+                    return true;
+                }
+                Some(Seen::Generated { normal, .. }) if *normal == without_provenance(object) => {
+                    return false;
+                }
+                Some(Seen::Generated { from: first, .. }) => format!(
+                    "generated {kind} \"{shown}\" twice with different content: from {first} and from {from}; the templates name both the same: keep one of them, or give them values the templates build distinct names from (such as a different `cluster.name` each)"
+                ),
+                // A package that brings its own Namespace (labels for pod security, quotas)
+                // is the common layout: the user's copy is the one they meant.
+                Some(Seen::Input(input)) if kind == "Namespace" && id.0.is_empty() => {
+                    results.push(
+                        KrmResult::warning(format!(
+                            "{from} generates Namespace \"{shown}\", which {input} defines already: the package's own Namespace is kept and the generated one left out"
+                        ))
+                        .about(source)
+                        .tag("template", template.to_owned()),
+                    );
+                    return false;
+                }
+                Some(Seen::Input(input)) => format!(
+                    "generated {kind} \"{shown}\" from {from}, but {input} is that object already and was not generated by this function; remove or rename one of them"
+                ),
+            };
+            results.push(
+                KrmResult::error(message)
+                    .about(source)
+                    .tag("template", template.to_owned()),
+            );
+            false
+        });
+    }
+}
+
+/// `MetricsServer "ns/a"`: how messages name a source object or input item.
+fn describe(item: &Value) -> String {
+    let kind = resource_list::str_at(item, &["kind"]);
+    let name = resource_list::str_at(item, &["metadata", "name"]);
+    match resource_list::str_at(item, &["metadata", "namespace"]) {
+        "" => format!("{kind} \"{name}\""),
+        ns => format!("{kind} \"{ns}/{name}\""),
+    }
+}
+
+/// Generated names the apiserver would refuse (see `names`), one message each.
+pub(super) fn invalid_names(object: &Value, template: &str, source: &Value) -> Vec<String> {
+    let kind = resource_list::str_at(object, &["kind"]);
+    let (group, _) = crate::gvk::split_api_version(resource_list::str_at(object, &["apiVersion"]));
+    let from = describe(source);
+    let mut out = Vec::new();
+    let name = resource_list::str_at(object, &["metadata", "name"]);
+    let rule = names::Rule::for_name(group, kind);
+    if !rule.accepts(name) {
+        out.push(format!(
+            "template {template} of {from} generates {kind} \"{name}\", which the apiserver would refuse: metadata.name of kind {kind} must be {}, not \"{name}\"; change the values the template builds the name from (such as `cluster.name`, the source's name or namespace)",
+            rule.describe()
+        ));
+    }
+    if let Some(ns) = object
+        .get("metadata")
+        .and_then(|m| m.get("namespace"))
+        .and_then(Value::as_str)
+        .filter(|ns| !ns.is_empty())
+        && !names::is_dns1123_label(ns)
+    {
+        out.push(format!(
+            "template {template} of {from} generates {kind} \"{name}\", which the apiserver would refuse: metadata.namespace must be {}, not \"{ns}\"; change the values the template builds the namespace from (such as the source's `metadata.namespace` or `cluster` values)",
+            names::Rule::Dns1123Label.describe()
+        ));
+    }
+    out
+}
+
+/// `<dir of the source file>/<source name>.<service id>.yaml`: one file per service, beside
+/// the source, so kpt writes generated files next to what produced them. The name must be
+/// what the apiserver accepts for a custom resource (a DNS-1123 subdomain), so no `/` or `..`
+/// can move the file elsewhere (service IDs are RFC 1123 labels already).
+pub(super) fn generated_path(source: &Value, service_id: &str) -> Result<String, String> {
+    let name = resource_list::str_at(source, &["metadata", "name"]);
+    let name = if name.is_empty() { "generated" } else { name };
+    if !crate::gvk::is_dns_subdomain(name) {
+        return Err(format!(
+            "metadata.name \"{name}\" is not a valid Kubernetes name: expected a DNS-1123 subdomain (lowercase letters, digits, - and ., starting and ending with a letter or digit, at most 253 characters); generated files are named after it"
+        ));
+    }
+    let file = format!("{name}.{service_id}.yaml");
+    Ok(match resource_list::file_of(source) {
+        Some(f) => match f.path.rsplit_once('/') {
+            Some((dir, _)) => format!("{dir}/{file}"),
+            None => file,
+        },
+        None => file,
+    })
+}

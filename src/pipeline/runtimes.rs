@@ -1,0 +1,49 @@
+//! The runtime stage: verify the runtime of every function-backed item (SPEC §7.3) and decide
+//! what it becomes (pinned, run as a step, or left as it is with an error).
+
+use serde_json::Value;
+
+use super::classify::Role;
+use super::input::RunContext;
+use crate::catalog::{Catalog, Origin};
+use crate::config::Settings;
+use crate::functions::{self, Step};
+use crate::remote::Remote;
+use crate::results::Results;
+
+/// One step per item, `Some` for function-backed items, in input order. Their results come
+/// apart: the run reports them after expansion's, where they have always been.
+pub(super) fn verify(
+    items: &[Value],
+    roles: &[Role],
+    catalog: &Catalog,
+    settings: &Settings,
+    ctx: &RunContext,
+) -> (Vec<Option<Step>>, Results) {
+    let mut results = Results::default();
+    let mut remote: Option<Remote> = None;
+    let steps = items
+        .iter()
+        .zip(roles)
+        .map(|(item, role)| {
+            let Role::Function(runtime, bundle) = role else {
+                return None;
+            };
+            let remote = remote.get_or_insert_with(|| Remote::new(settings.offline));
+            Some(functions::prepare(
+                item,
+                runtime,
+                // Unknown provenance gets the strictest treatment (inline).
+                catalog
+                    .bundles
+                    .get(*bundle)
+                    .map_or(&Origin::Inline, |b| &b.origin),
+                settings,
+                remote,
+                &ctx.cwd,
+                &mut results,
+            ))
+        })
+        .collect();
+    (steps, results)
+}
