@@ -1,0 +1,577 @@
+//! The `catalog` subcommands: view, lock, verify, pull and lint a catalog, and how a catalog
+//! reference on the command line is read.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Subcommand;
+
+use super::Stdout;
+use crate::catalog::{self, Bundle, Catalog};
+use crate::config::CatalogSource;
+use crate::logger::Level;
+
+#[derive(Debug, Subcommand)]
+pub(super) enum CatalogCommand {
+    /// Show what a catalog holds before you trust it: name, version, digest, publisher,
+    /// services, kinds with their runtimes and pins, templates
+    View {
+        /// A directory or file, `https://…` (optionally `#sha256=<hex>`), `oci://…`, or `builtin`
+        reference: String,
+    },
+    /// Fill in every missing sha256 of a local catalog's runtimes (images from their registry,
+    /// binaries from their download), editing the files in place
+    Lock {
+        /// A catalog directory or file
+        path: PathBuf,
+    },
+    /// Check every runtime digest of a catalog against registries and downloads; exits 1 on any
+    /// mismatch, unpinned runtime or error (the CI gate)
+    Verify {
+        /// A directory or file, `https://…`, `oci://…`, or `builtin`
+        reference: String,
+    },
+    /// Fetch remote catalogs into the cache (for offline runs and network-less containers)
+    Pull {
+        /// `https://…` (optionally `#sha256=<hex>`) or `oci://registry/repo:tag[@sha256:…]`
+        #[arg(required = true)]
+        references: Vec<String>,
+    },
+    /// Run every load-time check on a catalog and render every service with its defaults
+    Lint {
+        /// Catalog directories or files
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Lint together with the built-in catalog (as a run with `builtin: true` would load it)
+        #[arg(long)]
+        with_builtin: bool,
+        /// Render the services with the standard pattern of this catalog (`builtin`, or a
+        /// catalog's name), as `standardPattern` on a `spec.catalogs` entry does
+        #[arg(long, value_name = "CATALOG")]
+        standard_pattern: Option<String>,
+        /// Cluster values for the test render, `key=value` (repeatable)
+        #[arg(long = "cluster", value_name = "KEY=VALUE")]
+        cluster: Vec<String>,
+    },
+}
+
+/// Run a `catalog` subcommand.
+pub(super) fn run(command: CatalogCommand) -> ExitCode {
+    match command {
+        CatalogCommand::View { reference } => catalog_view(&reference),
+        CatalogCommand::Pull { references } => catalog_pull(&references),
+        CatalogCommand::Lock { path } => catalog_lock(&path),
+        CatalogCommand::Verify { reference } => catalog_verify(&reference),
+        CatalogCommand::Lint {
+            paths,
+            with_builtin,
+            standard_pattern,
+            cluster,
+        } => catalog_lint(&paths, with_builtin, standard_pattern.as_deref(), &cluster),
+    }
+}
+
+/// A catalog reference on the command line: a URL (with an optional `#sha256=` pin), an
+/// `oci://` reference, or a local path.
+pub fn parse_reference(reference: &str) -> CatalogSource {
+    if reference.starts_with("https://") || reference.starts_with("http://") {
+        match reference.split_once("#sha256=") {
+            Some((url, pin)) => CatalogSource::Url {
+                url: url.to_owned(),
+                sha256: Some(pin.to_owned()),
+            },
+            None => CatalogSource::Url {
+                url: reference.to_owned(),
+                sha256: None,
+            },
+        }
+    } else if let Some(r) = reference.strip_prefix("oci://") {
+        CatalogSource::Oci(r.to_owned())
+    } else {
+        CatalogSource::Path(reference.to_owned())
+    }
+}
+
+/// The `trustedCatalogs` entry `catalog view` suggests: one that trusts the reference as
+/// given and the pinned form it recommends (`repo:tag@sha256:…` for OCI, which an entry with
+/// the tag would not match; the URL without `#sha256=` for HTTPS).
+fn trust_entry(source: &CatalogSource) -> Option<String> {
+    match source {
+        CatalogSource::Url { url, .. } => Some(url.clone()),
+        CatalogSource::Oci(r) => {
+            let name = r.split('@').next().unwrap_or(r);
+            let repository = match name.rfind(':') {
+                Some(i) if !name[i..].contains('/') => &name[..i],
+                _ => name,
+            };
+            Some(format!("oci://{repository}"))
+        }
+        CatalogSource::Path(_) => None,
+    }
+}
+
+/// How `catalog view` shows a kind's runtime and whether its digest is pinned.
+fn describe_runtime(catalog: &Catalog, kind: &catalog::Kind) -> (String, String) {
+    match kind {
+        catalog::Kind::Service { index, .. } => {
+            let id = catalog
+                .services()
+                .get(*index)
+                .map_or("?", |s| s.definition.id.as_str());
+            (
+                format!("service {id}"),
+                "(templates of this catalog)".to_owned(),
+            )
+        }
+        catalog::Kind::Function { runtime, .. } => describe_function_runtime(runtime),
+    }
+}
+
+fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String, String) {
+    use crate::catalog::kep::Runtime;
+    match runtime {
+        Runtime::Container { image, sha256, .. } => {
+            let pinned = match (image.contains("@sha256:"), sha256) {
+                (_, Some(d)) => format!("pinned sha256:{}", d.trim_start_matches("sha256:")),
+                (true, None) => "pinned in the image reference".to_owned(),
+                (false, None) => "NOT PINNED (no sha256)".to_owned(),
+            };
+            (format!("container {image}"), pinned)
+        }
+        Runtime::Exec { platforms } => {
+            let list: Vec<String> = platforms
+                .iter()
+                .map(|p| {
+                    let pin = if p.sha256.is_some() {
+                        "pinned"
+                    } else {
+                        "NOT PINNED"
+                    };
+                    format!("{}/{} {pin}", p.os, p.arch)
+                })
+                .collect();
+            ("exec".to_owned(), list.join(", "))
+        }
+        Runtime::Service { name } => (format!("service {name}"), String::new()),
+        Runtime::Starlark { source } => (
+            format!("starlark {source}"),
+            "NOT SUPPORTED (items of this kind fail)".to_owned(),
+        ),
+        Runtime::Choice { container, exec } => {
+            let (c, cp) = describe_function_runtime(container);
+            let (e, ep) = describe_function_runtime(exec);
+            (format!("{c} | {e}"), format!("{cp} | {ep}"))
+        }
+    }
+}
+
+fn catalog_lock(path: &std::path::Path) -> ExitCode {
+    let remote = crate::remote::Remote::new(false);
+    match crate::runtime::lock::lock(path, &remote) {
+        Ok(written) => {
+            let mut out = String::new();
+            for line in &written {
+                let _ = writeln!(out, "locked {line}");
+            }
+            if written.is_empty() {
+                let _ = writeln!(out, "{}: every runtime is already pinned", path.display());
+            }
+            if Stdout::write(&out) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            crate::log!(Level::Error, "{e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn catalog_verify(reference: &str) -> ExitCode {
+    let source = parse_reference(reference);
+    let remote = crate::remote::Remote::new(false);
+    let bundle = match &source {
+        _ if reference == "builtin" => crate::builtin::bundle(),
+        CatalogSource::Path(p) => Bundle::from_path(p, std::path::Path::new(p)),
+        _ => match remote.pull(&source) {
+            Ok(b) => b,
+            Err(e) => {
+                crate::log!(Level::Error, "{e}");
+                return ExitCode::from(1);
+            }
+        },
+    };
+    let failed_load = bundle.problems.iter().any(|p| !p.warning);
+    for p in &bundle.problems {
+        crate::log!(if p.warning { Level::Warn } else { Level::Error }, "{p}");
+    }
+    // `file://` URIs resolve inside a local catalog's root; remote catalogs cannot name files.
+    let root = match &source {
+        CatalogSource::Path(p) if reference != "builtin" => {
+            Some(crate::runtime::lock::catalog_root(std::path::Path::new(p)))
+        }
+        _ => None,
+    };
+    let functions: Vec<crate::catalog::kep::Function> = bundle
+        .functions
+        .iter()
+        .map(|f| f.function.clone())
+        .collect();
+    let services: Vec<String> = bundle
+        .definitions
+        .iter()
+        .map(|d| d.definition.id.clone())
+        .collect();
+    let checks = crate::runtime::lock::verify(&functions, &services, &remote, root.as_deref());
+    let mut out = String::new();
+    for check in &checks {
+        let _ = writeln!(out, "{check}");
+    }
+    let bad = checks.iter().filter(|c| c.status != "ok").count();
+    let _ = writeln!(out, "{} runtimes checked, {bad} not ok", checks.len());
+    if Stdout::write(&out) && bad == 0 && !failed_load {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn catalog_pull(references: &[String]) -> ExitCode {
+    let remote = crate::remote::Remote::new(false);
+    let mut failed = false;
+    let mut out = String::new();
+    for reference in references {
+        let source = parse_reference(reference);
+        if matches!(source, CatalogSource::Path(_)) {
+            crate::log!(
+                Level::Error,
+                "{reference}: not a remote catalog (https://… or oci://…)"
+            );
+            failed = true;
+            continue;
+        }
+        match remote.pull(&source) {
+            Ok(bundle) if bundle.problems.iter().all(|p| p.warning) => {
+                let _ = writeln!(
+                    out,
+                    "pulled {reference} ({} services, content sha256:{}) into {}",
+                    bundle.definitions.len(),
+                    bundle.digest,
+                    remote.cache().describe()
+                );
+            }
+            Ok(bundle) => {
+                for p in bundle.problems.iter().filter(|p| !p.warning) {
+                    crate::log!(Level::Error, "{p}");
+                }
+                failed = true;
+            }
+            Err(e) => {
+                crate::log!(Level::Error, "{e}");
+                failed = true;
+            }
+        }
+    }
+    if remote.cache().root().is_none() {
+        crate::log!(
+            Level::Warn,
+            "no cache directory: set {} so that pulled catalogs are kept",
+            crate::remote::cache::CACHE_ENV
+        );
+    }
+    if Stdout::write(&out) && !failed {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn catalog_view(reference: &str) -> ExitCode {
+    let source = parse_reference(reference);
+    let remote = !matches!(source, CatalogSource::Path(_));
+    let bundle = if reference == "builtin" {
+        crate::builtin::bundle()
+    } else if remote {
+        // Viewing is how a user decides to trust: it loads without the trust check.
+        match crate::remote::Remote::new(false).pull(&source) {
+            Ok(b) => b,
+            Err(e) => {
+                crate::log!(Level::Error, "{e}");
+                return ExitCode::from(1);
+            }
+        }
+    } else {
+        Bundle::from_path(reference, std::path::Path::new(reference))
+    };
+    // The catalog is shown alone: a pattern it borrows (its Catalog document's
+    // standardPattern) is named, not loaded, so asking for one does not fail the view.
+    let mut bundle = bundle;
+    let borrows = bundle.standard_pattern.take();
+    let (catalog, errors) = Catalog::merge(vec![bundle], false);
+    for e in &errors {
+        crate::log!(if e.warning { Level::Warn } else { Level::Error }, "{e}");
+    }
+    if errors.iter().any(|e| !e.warning) {
+        return ExitCode::from(1);
+    }
+    let Some(info) = catalog.bundles.first() else {
+        return ExitCode::from(1);
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "Source:    {}", info.origin.label());
+    let _ = writeln!(
+        out,
+        "Name:      {}",
+        info.name.as_deref().unwrap_or("(unnamed)")
+    );
+    let _ = writeln!(
+        out,
+        "Version:   {}",
+        info.version.as_deref().unwrap_or("(none)")
+    );
+    let _ = writeln!(out, "Digest:    sha256:{}", info.digest);
+    if let Some(lender) = &borrows {
+        let _ = writeln!(
+            out,
+            "Pattern:   borrows the standard pattern of \"{lender}\" (spec.standardPattern)"
+        );
+    }
+    let publisher = if info.publishers.is_empty() {
+        "(not declared)".to_owned()
+    } else {
+        info.publishers.join(", ")
+    };
+    let _ = writeln!(out, "Publisher: {publisher}");
+    if let Some(pin) = &info.pin {
+        let pinned = match &source {
+            CatalogSource::Url { url, .. } => {
+                format!("url: {url}, sha256: {}", pin.trim_start_matches("sha256:"))
+            }
+            CatalogSource::Oci(r) => format!("oci: {}@{pin}", r.split('@').next().unwrap_or(r)),
+            CatalogSource::Path(_) => pin.clone(),
+        };
+        let _ = writeln!(out, "Pin:       {pinned}");
+    }
+    let trust = if let Some(entry) = trust_entry(&source) {
+        format!(
+            "remote: loaded only when spec.trustedCatalogs lists it, e.g. trustedCatalogs: [\"{entry}\"]"
+        )
+    } else {
+        "local source, trusted".to_owned()
+    };
+    let _ = writeln!(out, "Trust:     {trust}\n");
+    let _ = writeln!(out, "Services ({}):", catalog.services().len());
+    let rows: Vec<[String; 5]> = catalog
+        .services()
+        .iter()
+        .map(|s| {
+            let d = &s.definition;
+            let keys = d
+                .config_schema
+                .as_ref()
+                .and_then(|c| {
+                    c.raw()
+                        .get("properties")
+                        .and_then(serde_json::Value::as_object)
+                })
+                .map(|p| p.keys().cloned().collect::<Vec<_>>().join(","))
+                .unwrap_or_default();
+            [
+                d.id.clone(),
+                d.gvk.to_string(),
+                d.status.as_str().to_owned(),
+                if d.cluster_types.is_empty() {
+                    "*".to_owned()
+                } else {
+                    d.cluster_types.join(",")
+                },
+                if keys.is_empty() {
+                    "-".to_owned()
+                } else {
+                    keys
+                },
+            ]
+        })
+        .collect();
+    let header = ["ID", "KIND", "STATUS", "CLUSTER TYPES", "CONFIG"];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.len());
+        }
+    }
+    let line = |cells: &[&str]| {
+        let mut l = String::from("  ");
+        for (i, (cell, w)) in cells.iter().zip(widths).enumerate() {
+            if i + 1 == cells.len() {
+                l.push_str(cell);
+            } else {
+                let _ = write!(l, "{cell:<w$}  ");
+            }
+        }
+        l.push('\n');
+        l
+    };
+    out.push_str(&line(&header));
+    for row in &rows {
+        out.push_str(&line(&row.iter().map(String::as_str).collect::<Vec<_>>()));
+    }
+    let templates: Vec<&str> = catalog.templates().map(|(n, _)| n).collect();
+    let kinds = catalog.kinds();
+    let _ = writeln!(out, "\nKinds ({}):", kinds.len());
+    for (gvk, kind) in kinds {
+        let (runtime, pinned) = describe_runtime(&catalog, kind);
+        let _ = writeln!(out, "  {gvk}  {runtime}  {pinned}");
+    }
+    let _ = writeln!(out, "\nTemplates ({}):", templates.len());
+    for t in templates {
+        let kind = if catalog::is_partial(t) {
+            " (partial)"
+        } else {
+            ""
+        };
+        let _ = writeln!(out, "  {t}{kind}");
+    }
+    if Stdout::write(&out) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+fn catalog_lint(
+    paths: &[PathBuf],
+    with_builtin: bool,
+    standard_pattern: Option<&str>,
+    cluster: &[String],
+) -> ExitCode {
+    let mut cluster_values = serde_json::Map::new();
+    for kv in cluster {
+        if let Some((k, v)) = kv.split_once('=') {
+            cluster_values.insert(k.to_owned(), serde_json::Value::String(v.to_owned()));
+        } else {
+            crate::log!(Level::Error, "--cluster {kv}: expected KEY=VALUE");
+            return ExitCode::from(2);
+        }
+    }
+    let mut failed = false;
+    let mut err = std::io::stderr().lock();
+    for path in paths {
+        let label = path.display().to_string();
+        let mut bundle = Bundle::from_path(&label, path);
+        let bundle_label = bundle.origin.label();
+        if let Some(p) = standard_pattern {
+            bundle.standard_pattern = Some(p.to_owned());
+        }
+        // The pattern asked for by --standard-pattern, else by the catalog's own Catalog
+        // document (`spec.standardPattern: builtin`), which lint honours without a flag.
+        let pattern = bundle.standard_pattern.clone();
+        let mut bundles = Vec::new();
+        if with_builtin || pattern.as_deref() == Some("builtin") {
+            bundles.push(crate::builtin::bundle());
+        }
+        bundles.push(bundle);
+        // A catalog loaded only to lend its pattern is not what is linted: the linted
+        // catalog's services replace its equal ones (as catalogOverwrite does in a run).
+        let lend_only = pattern.is_some() && !with_builtin;
+        let (catalog, mut problems) = Catalog::merge(bundles, lend_only);
+        // Rendering a catalog that did not load cleanly would only repeat its errors.
+        if !problems.iter().any(|e| !e.warning) {
+            let linted = bundle_label.as_str();
+            problems.extend(catalog::lint_only(&catalog, &cluster_values, |l| {
+                !lend_only || l == linted
+            }));
+        }
+        for e in &mut problems {
+            failed |= !e.warning;
+            // A template that needs a cluster value (the built-in pattern's cluster.repoURL
+            // for kubara charts) is no fault of the catalog: say how to give one.
+            if !e.warning && cluster_values.is_empty() && e.message.contains("cluster.") {
+                e.message.push_str(
+                    "; this test render has no cluster values: give them with `--cluster KEY=VALUE`",
+                );
+            }
+            let _ = writeln!(err, "{}: {e}", if e.warning { "warning" } else { "error" });
+        }
+        if !problems.iter().any(|e| !e.warning) {
+            // Only the linted catalog counts, not one loaded to lend it a pattern.
+            let linted = catalog
+                .bundles
+                .iter()
+                .position(|b| b.origin.label() == bundle_label)
+                .filter(|_| lend_only);
+            let services = catalog
+                .services()
+                .iter()
+                .filter(|s| linted.is_none_or(|i| s.bundle == i))
+                .count();
+            let templates = match linted {
+                Some(i) => catalog.own_template_count(i),
+                None => catalog.templates().count(),
+            };
+            let functions = catalog
+                .kinds()
+                .iter()
+                .filter(|(_, k)| matches!(k, catalog::Kind::Function { .. }))
+                .count();
+            let _ = writeln!(
+                err,
+                "ok: {label}: {services} services, {functions} function kinds, {templates} templates"
+            );
+        }
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 8 point 4: the entry `catalog view` suggests trusts the reference as viewed and
+    /// the pinned form it recommends (the entry `oci://r/c:v2` alone does not match
+    /// `r/c:v2@sha256:…`).
+    #[test]
+    fn issue8_p4_suggested_trust_entry_trusts_the_recommended_pin() {
+        let digest = format!("sha256:{}", "a".repeat(64));
+        for (viewed, pinned) in [
+            (
+                "oci://registry.example.com/catalogs/platform:v2",
+                format!("oci://registry.example.com/catalogs/platform:v2@{digest}"),
+            ),
+            (
+                "oci://localhost:5000/platform:v2",
+                format!("oci://localhost:5000/platform:v2@{digest}"),
+            ),
+            (
+                "oci://localhost:5000/platform",
+                format!("oci://localhost:5000/platform@{digest}"),
+            ),
+            (
+                "https://example.co/kustomize/catalog.yaml#sha256=abc",
+                "https://example.co/kustomize/catalog.yaml".to_owned(),
+            ),
+        ] {
+            let source = parse_reference(viewed);
+            let entry = trust_entry(&source).expect("remote");
+            let trusted = vec![entry.clone()];
+            let as_loaded = crate::remote::reference_of(&source).expect("remote");
+            assert!(
+                crate::remote::is_trusted(&as_loaded, &trusted),
+                "{entry} must trust {as_loaded}"
+            );
+            assert!(
+                crate::remote::is_trusted(&pinned, &trusted),
+                "{entry} must trust {pinned}"
+            );
+        }
+        assert_eq!(trust_entry(&CatalogSource::Path("x".into())), None);
+    }
+}
