@@ -118,6 +118,7 @@ fn untouched(
     Outcome { list, results }
 }
 
+/// No input makes the function panic, and its output is always a readable ResourceList.
 #[cfg(test)]
 mod properties {
     use super::*;
