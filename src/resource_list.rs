@@ -90,68 +90,222 @@ pub struct Verbatim {
 }
 
 /// The top-level block sequence `items:` as text: the column of its `-` markers and the range
-/// of every entry, up to the next top-level key. `None` whenever the layout is not the plain
-/// block form orchestrators write (flow style, JSON, CRLF); callers then parse everything.
+/// of every entry. `None` whenever the layout is not the plain block form orchestrators write
+/// (flow style, JSON, CRLF, anchors, tags on the sequence); callers then parse everything.
 struct ItemsText {
     dash_column: usize,
     ranges: Vec<std::ops::Range<usize>>,
 }
 
+/// Where the parser saw one entry of `items`: its node's first and last byte (relative to the
+/// document). A block mapping ends where the next token starts.
+struct ItemNode {
+    start: usize,
+    end: usize,
+}
+
+/// The entries of the top-level `items` sequence as the YAML parser itself sees them
+/// (serde-saphyr's parser, granit-parser, so the positions are those of the very parse that
+/// produced the items). A text scanner looking for `items:` can be fooled by another key
+/// spelled to look like it (`"items:#x":`, a string holding a fake list): this cannot.
+/// `None` for anything but an untagged, unanchored block sequence of plain nodes.
+fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>)> {
+    use granit_parser::{Event, StructureStyle};
+    let mut parser = granit_parser::Parser::new_from_str(doc);
+    let mut depth = 0usize;
+    // At depth 1 (the top-level mapping), whether the next node is a key.
+    let mut expect_key = true;
+    let mut items_key: Option<std::ops::Range<usize>> = None;
+    let mut in_items = false;
+    let mut found: Option<(std::ops::Range<usize>, Vec<ItemNode>)> = None;
+    let mut nodes: Vec<ItemNode> = Vec::new();
+    let mut open_item: Option<usize> = None;
+    let mut documents = 0usize;
+    while let Some(next) = parser.next_event() {
+        let (event, span) = next.ok()?;
+        let bytes = span.byte_range()?;
+        match &event {
+            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => continue,
+            Event::DocumentStart(..) => {
+                documents += 1;
+                if documents > 1 {
+                    return None;
+                }
+                continue;
+            }
+            // Aliases and anchors tie an item's text to other places.
+            Event::Alias(_) | Event::Anchor(..) | Event::UnresolvedAlias(_) => return None,
+            Event::Scalar(_, _, anchor, _)
+            | Event::SequenceStart(_, anchor, _)
+            | Event::MappingStart(_, anchor, _)
+                if *anchor != 0 =>
+            {
+                return None;
+            }
+            _ => {}
+        }
+        let is_start = matches!(event, Event::SequenceStart(..) | Event::MappingStart(..));
+        let is_end = matches!(event, Event::SequenceEnd | Event::MappingEnd);
+        // A node begins at `depth`; record items' entries (depth 2 inside `items`).
+        if !is_end {
+            match depth {
+                0 if !matches!(event, Event::MappingStart(..)) => return None,
+                1 => {
+                    if expect_key {
+                        let Event::Scalar(key, _, _, tag) = &event else {
+                            return None;
+                        };
+                        if key == "items" {
+                            if tag.is_some() || items_key.is_some() {
+                                return None;
+                            }
+                            items_key = Some(bytes.clone());
+                        }
+                    } else if items_key.is_some() && found.is_none() && !in_items {
+                        let Event::SequenceStart(StructureStyle::Block, _, None) = &event else {
+                            return None;
+                        };
+                        in_items = true;
+                    }
+                    expect_key = !expect_key;
+                }
+                2 if in_items => {
+                    let Event::MappingStart(..) = event else {
+                        return None;
+                    };
+                    open_item = Some(bytes.start);
+                }
+                _ => {}
+            }
+        }
+        if is_start {
+            depth += 1;
+        } else if is_end {
+            depth = depth.checked_sub(1)?;
+            if depth == 2
+                && let Some(start) = open_item.take()
+            {
+                nodes.push(ItemNode {
+                    start,
+                    end: bytes.end,
+                });
+            } else if depth == 1 && in_items {
+                in_items = false;
+                found = Some((items_key.clone()?, std::mem::take(&mut nodes)));
+            }
+        }
+    }
+    found
+}
+
+/// Skip YAML trivia (spaces, tabs, line breaks, comments) from `at`; returns where it stops.
+/// A `#` starts a comment only at the start of a line or after whitespace.
+fn skip_trivia(text: &str, mut at: usize) -> usize {
+    let bytes = text.as_bytes();
+    while at < bytes.len() {
+        match bytes[at] {
+            b' ' | b'\t' | b'\n' => at += 1,
+            b'#' if at == 0 || matches!(bytes[at - 1], b' ' | b'\t' | b'\n') => {
+                at = text[at..].find('\n').map_or(bytes.len(), |n| at + n);
+            }
+            _ => break,
+        }
+    }
+    at
+}
+
+fn line_start(text: &str, at: usize) -> usize {
+    text[..at].rfind('\n').map_or(0, |n| n + 1)
+}
+
+/// The verbatim range of every entry of `items`, from the parser's positions: entry `i` runs
+/// from the start of the line of its `-` to the start of the line of the next `-` (comments
+/// between entries go with the one above), the last one to the end of the trivia after it.
+/// Everything in a range besides the parsed node must be trivia and the one `-`, or the
+/// layout is not one we copy.
 fn scan_items(doc_start: usize, doc: &str) -> Option<ItemsText> {
     if doc.contains('\r') {
         return None;
     }
-    let end_of_doc = doc_start + doc.len();
-    let is_blank_or_comment = |l: &str| {
-        let t = l.trim_start();
-        t.is_empty() || t.starts_with('#')
-    };
-    let mut lines = doc.split_inclusive('\n').scan(doc_start, |offset, line| {
-        let at = *offset;
-        *offset += line.len();
-        Some((at, line))
-    });
-    let mut empty_flow = false;
-    lines.find(|(_, l)| {
-        l.strip_prefix("items:").is_some_and(|rest| {
-            let rest = rest.trim();
-            empty_flow = rest == "[]";
-            rest.is_empty() || rest.starts_with('#') || empty_flow
-        })
-    })?;
-    if empty_flow {
-        return Some(ItemsText {
-            dash_column: 0,
-            ranges: Vec::new(),
-        });
+    let (key, nodes) = item_nodes(doc)?;
+    let bytes = doc.as_bytes();
+    // The `:` after the key, then trivia.
+    let colon = skip_trivia(doc, key.end);
+    if bytes.get(colon) != Some(&b':') {
+        return None;
     }
-    let mut starts = Vec::new();
+    let mut cursor = colon + 1;
     let mut dash_column = None;
-    let mut region_end = end_of_doc;
-    for (offset, line) in lines {
-        if is_blank_or_comment(line) {
-            continue;
+    let mut starts = Vec::with_capacity(nodes.len());
+    for node in &nodes {
+        let dash = skip_trivia(doc, cursor);
+        if bytes.get(dash) != Some(&b'-') || node.start <= dash {
+            return None;
         }
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        let rest = &line[indent..];
-        let is_dash = rest.starts_with("- ") || rest.trim_end() == "-";
-        let column = *dash_column.get_or_insert(indent);
-        if is_dash && indent == column {
-            starts.push(offset);
-        } else if indent <= column {
-            region_end = offset;
+        // `-` must be followed by whitespace and only trivia up to the node.
+        if !matches!(bytes.get(dash + 1), Some(b' ' | b'\t' | b'\n'))
+            || skip_trivia(doc, dash + 1) != node.start
+        {
+            return None;
+        }
+        let start = line_start(doc, dash);
+        if !doc[start..dash].bytes().all(|b| b == b' ') {
+            return None;
+        }
+        if *dash_column.get_or_insert(dash - start) != dash - start {
+            return None;
+        }
+        starts.push(start);
+        cursor = node.end;
+    }
+    let last_end = nodes.last()?.end;
+    // The last entry takes the rest of its line and the blank and comment lines after it.
+    let mut end = if doc[line_start(doc, last_end)..last_end]
+        .bytes()
+        .all(|b| b == b' ')
+    {
+        line_start(doc, last_end)
+    } else {
+        let after = skip_trivia_in_line(doc, last_end);
+        match bytes.get(after) {
+            None => doc.len(),
+            Some(b'\n') => after + 1,
+            Some(_) => return None,
+        }
+    };
+    while end < doc.len() {
+        let next = doc[end..].find('\n').map_or(doc.len(), |n| end + n + 1);
+        let line = doc[end..next].trim_start_matches([' ', '\t']);
+        if line.trim_end().is_empty() || line.starts_with('#') {
+            end = next;
+        } else {
             break;
         }
     }
     let mut ranges = Vec::with_capacity(starts.len());
     for (i, start) in starts.iter().enumerate() {
-        let end = starts.get(i + 1).copied().unwrap_or(region_end);
-        ranges.push(*start..end);
+        let stop = starts.get(i + 1).copied().unwrap_or(end);
+        ranges.push(doc_start + start..doc_start + stop);
     }
     Some(ItemsText {
         dash_column: dash_column.unwrap_or(0),
         ranges,
     })
+}
+
+/// Skip spaces, tabs and a comment on the current line.
+fn skip_trivia_in_line(text: &str, mut at: usize) -> usize {
+    let bytes = text.as_bytes();
+    while at < bytes.len() {
+        match bytes[at] {
+            b' ' | b'\t' => at += 1,
+            b'#' if at == 0 || matches!(bytes[at - 1], b' ' | b'\t') => {
+                return text[at..].find('\n').map_or(bytes.len(), |n| at + n);
+            }
+            _ => break,
+        }
+    }
+    at
 }
 
 /// Check the top-level fields of a ResourceList and take out its function config.
@@ -675,6 +829,199 @@ mod skeleton_tests {
                 eager,
                 "{input:?}"
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod issue9_f1 {
+    use super::*;
+
+    /// The real key is `items :`; a second top-level key `items:#x` starts like `items:` and
+    /// carries a ClusterRoleBinding. Only the ConfigMap is an item.
+    const SPOOF: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems :\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: harmless\nitems:#x:\n- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRoleBinding\n  metadata:\n    name: evil\n  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\n  subjects: [{kind: User, name: mallory}]\n";
+
+    #[test]
+    fn issue9_f1_a_key_spelled_like_items_cannot_replace_an_item() {
+        for list in [read(SPOOF).unwrap(), read_owned(SPOOF.to_owned()).unwrap()] {
+            let out = write(list, None);
+            assert!(!out.contains("ClusterRoleBinding"), "{out}");
+            let back = read(&out).unwrap();
+            assert_eq!(back.items.len(), 1, "{out}");
+            assert_eq!(str_at(&back.items[0], &["kind"]), "ConfigMap", "{out}");
+        }
+    }
+}
+
+/// For generated top-level layouts, what we write back parses to the items we read.
+#[cfg(test)]
+mod layout_properties {
+    use super::*;
+    use proptest::prelude::*;
+    use std::fmt::Write as _;
+
+    #[derive(Debug, Clone)]
+    struct Layout {
+        /// How the `items` key is written.
+        key: &'static str,
+        /// Between `items:` and the first entry.
+        after_key: &'static str,
+        /// Column of the `-` markers (block style), or flow style.
+        indent: Option<usize>,
+        /// Per item: its name, whether it is written as a flow mapping, a comment before it,
+        /// whether it has a tricky scalar.
+        items: Vec<(u8, bool, bool, bool)>,
+        /// Other top-level entries and where `items` goes among them.
+        decoys: Vec<&'static str>,
+        items_position: usize,
+        /// An anchor in the header and an alias to it in the first item.
+        anchored: bool,
+    }
+
+    const KEYS: &[&str] = &[
+        "items:",
+        "items :",
+        "\"items\":",
+        "'items':",
+        "? items\n:",
+        "!!str items:",
+    ];
+    const AFTER_KEY: &[&str] = &["", " # comment", "\n# comment line", " !!seq", "\n\n"];
+    const DECOYS: &[&str] = &[
+        "apiVersion: config.kubernetes.io/v1",
+        "kind: ResourceList",
+        "items:#x:\n- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRoleBinding\n  metadata: {name: evil}",
+        "\"items:#y\":\n- {apiVersion: v1, kind: Secret, metadata: {name: evil}}",
+        "itemsx:\n- kind: Evil",
+        "note: \"items:\n  - kind: Evil\"",
+        "script: |\n  items:\n  - kind: Evil",
+        "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: fc}",
+        "# items:\n# - kind: Evil",
+    ];
+
+    fn render(layout: &Layout) -> String {
+        let mut items_text = String::new();
+        let _ = write!(items_text, "{}{}", layout.key, layout.after_key);
+        match layout.indent {
+            None => {
+                items_text.push_str("\n  [");
+                for (i, (name, _, _, tricky)) in layout.items.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    let data = if *tricky { ", data: {f: 'on'}" } else { "" };
+                    let _ = write!(
+                        items_text,
+                        "{sep}{{apiVersion: v1, kind: ConfigMap, metadata: {{name: n{name}}}{data}}}"
+                    );
+                }
+                items_text.push_str("]\n");
+            }
+            Some(col) => {
+                items_text.push('\n');
+                let pad = " ".repeat(col);
+                for (i, (name, flow, comment, tricky)) in layout.items.iter().enumerate() {
+                    if *comment {
+                        let _ = writeln!(items_text, "{pad}# before {name}\n");
+                    }
+                    let labels = if layout.anchored && i == 0 {
+                        ", labels: *l"
+                    } else {
+                        ""
+                    };
+                    if *flow {
+                        let data = if *tricky { ", data: {f: 'on'}" } else { "" };
+                        let _ = writeln!(
+                            items_text,
+                            "{pad}- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: n{name}{labels}}}{data}}} # after"
+                        );
+                    } else {
+                        let _ = writeln!(
+                            items_text,
+                            "{pad}- apiVersion: v1\n{pad}  kind: ConfigMap\n{pad}  metadata: {{name: n{name}{labels}}}"
+                        );
+                        if *tricky {
+                            let _ = writeln!(
+                                items_text,
+                                "{pad}  data:\n{pad}    s: |\n{pad}      items:\n{pad}      - kind: Evil\n{pad}    q: \"a\n{pad}      b\""
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = String::new();
+        if layout.anchored {
+            out.push_str("labels: &l {team: a}\n");
+        }
+        let position = layout.items_position.min(layout.decoys.len());
+        for (i, decoy) in layout.decoys.iter().enumerate() {
+            if i == position {
+                out.push_str(&items_text);
+            }
+            let _ = writeln!(out, "{decoy}");
+        }
+        if position == layout.decoys.len() {
+            out.push_str(&items_text);
+        }
+        if !layout.decoys.contains(&"kind: ResourceList") {
+            out.push_str("kind: ResourceList\n");
+        }
+        out
+    }
+
+    fn layout() -> impl Strategy<Value = Layout> {
+        (
+            prop::sample::select(KEYS),
+            prop::sample::select(AFTER_KEY),
+            prop_oneof![Just(None), (0usize..4).prop_map(Some)],
+            prop::collection::vec(
+                (any::<u8>(), any::<bool>(), any::<bool>(), any::<bool>()),
+                1..5,
+            ),
+            prop::sample::subsequence(DECOYS, 0..DECOYS.len()).prop_shuffle(),
+            0usize..8,
+            any::<bool>(),
+        )
+            .prop_map(
+                |(key, after_key, indent, items, decoys, items_position, anchored)| Layout {
+                    key,
+                    after_key,
+                    indent,
+                    items,
+                    decoys,
+                    items_position,
+                    anchored,
+                },
+            )
+    }
+
+    /// The pipeline reads skeletons' bodies when it needs them; here, all of them.
+    fn hydrated(mut list: ResourceList) -> Vec<Value> {
+        if let Some(v) = &list.verbatim {
+            for (item, range) in list.items.iter_mut().zip(&v.ranges) {
+                if let Some(full) = range.as_ref().and_then(|r| v.item_at(r)) {
+                    *item = full;
+                }
+            }
+        }
+        list.items
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(768))]
+
+        #[test]
+        fn written_items_are_the_items_read(layout in layout()) {
+            let input = render(&layout);
+            let eager = read(&input);
+            let eager = eager.map_err(|e| TestCaseError::fail(format!("{e}\ninput:\n{input}")))?;
+            prop_assert_eq!(eager.items.len(), layout.items.len(), "input:\n{}", input);
+            let lazy = read_owned(input.clone()).unwrap();
+            prop_assert_eq!(&hydrated(lazy.clone()), &eager.items, "lazy read of:\n{}", input);
+            for list in [eager.clone(), lazy] {
+                let out = write(list, None);
+                let back = read(&out).unwrap();
+                prop_assert_eq!(&back.items, &eager.items, "input:\n{}\noutput:\n{}", input, out);
+            }
         }
     }
 }
