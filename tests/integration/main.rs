@@ -5,6 +5,7 @@ mod cli;
 mod container;
 mod corpus;
 mod golden;
+mod limits;
 mod orchestrators;
 mod remote;
 mod runtimes;
