@@ -87,6 +87,10 @@ pub struct Verbatim {
     pub dash_column: usize,
     /// For each item (aligned with `items`), its text range, or `None` to emit it anew.
     pub ranges: Vec<Option<std::ops::Range<usize>>>,
+    /// The ranges are the items' nodes in a flow sequence (JSON, `items: [...]`): they are
+    /// parsed and re-emitted one at a time when written, never copied, so that memory stays
+    /// near the input size for these layouts too.
+    pub reemit: bool,
 }
 
 /// The top-level block sequence `items:` as text: the column of its `-` markers and the range
@@ -95,6 +99,8 @@ pub struct Verbatim {
 struct ItemsText {
     dash_column: usize,
     ranges: Vec<std::ops::Range<usize>>,
+    /// Flow sequence: the ranges are the items' nodes, to be re-emitted (see [`Verbatim`]).
+    reemit: bool,
 }
 
 /// Where the parser saw one entry of `items`: its node's first and last byte (relative to the
@@ -108,8 +114,9 @@ struct ItemNode {
 /// (serde-saphyr's parser, granit-parser, so the positions are those of the very parse that
 /// produced the items). A text scanner looking for `items:` can be fooled by another key
 /// spelled to look like it (`"items:#x":`, a string holding a fake list): this cannot.
-/// `None` for anything but an untagged, unanchored block sequence of plain nodes.
-fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>)> {
+/// `None` for anything but an untagged, unanchored sequence of mappings without aliases;
+/// the flag says whether the sequence is in flow style.
+fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)> {
     use granit_parser::{Event, StructureStyle};
     let mut parser = granit_parser::Parser::new_from_str(doc);
     let mut depth = 0usize;
@@ -117,7 +124,8 @@ fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>)> {
     let mut expect_key = true;
     let mut items_key: Option<std::ops::Range<usize>> = None;
     let mut in_items = false;
-    let mut found: Option<(std::ops::Range<usize>, Vec<ItemNode>)> = None;
+    let mut flow = false;
+    let mut found: Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)> = None;
     let mut nodes: Vec<ItemNode> = Vec::new();
     let mut open_item: Option<usize> = None;
     let mut documents = 0usize;
@@ -162,9 +170,10 @@ fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>)> {
                             items_key = Some(bytes.clone());
                         }
                     } else if items_key.is_some() && found.is_none() && !in_items {
-                        let Event::SequenceStart(StructureStyle::Block, _, None) = &event else {
+                        let Event::SequenceStart(style, _, None) = &event else {
                             return None;
                         };
+                        flow = *style == StructureStyle::Flow;
                         in_items = true;
                     }
                     expect_key = !expect_key;
@@ -191,7 +200,7 @@ fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>)> {
                 });
             } else if depth == 1 && in_items {
                 in_items = false;
-                found = Some((items_key.clone()?, std::mem::take(&mut nodes)));
+                found = Some((items_key.clone()?, std::mem::take(&mut nodes), flow));
             }
         }
     }
@@ -224,10 +233,20 @@ fn line_start(text: &str, at: usize) -> usize {
 /// Everything in a range besides the parsed node must be trivia and the one `-`, or the
 /// layout is not one we copy.
 fn scan_items(doc_start: usize, doc: &str) -> Option<ItemsText> {
+    let (key, nodes, flow) = item_nodes(doc)?;
+    if flow {
+        return Some(ItemsText {
+            dash_column: 0,
+            ranges: nodes
+                .iter()
+                .map(|n| doc_start + n.start..doc_start + n.end)
+                .collect(),
+            reemit: true,
+        });
+    }
     if doc.contains('\r') {
         return None;
     }
-    let (key, nodes) = item_nodes(doc)?;
     let bytes = doc.as_bytes();
     // The `:` after the key, then trivia.
     let colon = skip_trivia(doc, key.end);
@@ -290,6 +309,7 @@ fn scan_items(doc_start: usize, doc: &str) -> Option<ItemsText> {
     Some(ItemsText {
         dash_column: dash_column.unwrap_or(0),
         ranges,
+        reemit: false,
     })
 }
 
@@ -354,9 +374,19 @@ fn skeleton(mut item: Map<String, Value>) -> Value {
         meta.retain(|k, _| k == "name" || k == "namespace" || k == "annotations");
         if let Some(Value::Object(annotations)) = meta.get_mut("annotations") {
             annotations.retain(|k, _| wanted(k));
+            *annotations = compact(std::mem::take(annotations));
         }
+        *meta = compact(std::mem::take(meta));
     }
-    Value::Object(item)
+    Value::Object(compact(item))
+}
+
+/// A map with exactly the capacity it needs: skeletons of every item are held for the whole
+/// run, and maps keep the capacity of the full object they were cut from.
+fn compact(map: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::with_capacity(map.len());
+    out.extend(map);
+    out
 }
 
 /// Read a ResourceList for the pipeline with memory near the input size: when the items are in
@@ -366,25 +396,21 @@ fn skeleton(mut item: Map<String, Value>) -> Value {
 /// Anything else (another layout, anchors, an error to report) goes through [`read`].
 pub fn read_owned(text: String) -> Result<ResourceList, InputError> {
     match read_skeletons(&text) {
-        Some((items, function_config, dash_column, ranges)) => Ok(ResourceList {
+        Some((items, function_config, scan)) => Ok(ResourceList {
             items,
             function_config,
             verbatim: Some(Verbatim {
                 text,
-                dash_column,
-                ranges: ranges.into_iter().map(Some).collect(),
+                dash_column: scan.dash_column,
+                ranges: scan.ranges.into_iter().map(Some).collect(),
+                reemit: scan.reemit,
             }),
         }),
         None => read(&text),
     }
 }
 
-type Skeletons = (
-    Vec<Value>,
-    Option<Value>,
-    usize,
-    Vec<std::ops::Range<usize>>,
-);
+type Skeletons = (Vec<Value>, Option<Value>, ItemsText);
 
 fn read_skeletons(text: &str) -> Option<Skeletons> {
     yaml::check_input_size(text).ok()?;
@@ -404,7 +430,13 @@ fn read_skeletons(text: &str) -> Option<Skeletons> {
     let Value::Object(mut map) = value else {
         return None;
     };
-    if !plain(shape) || !map.get("items").is_none_or(Value::is_null) {
+    // Without the items' text, `items` is empty: `items:` (block) or `items: []` (flow).
+    let emptied = match map.get("items") {
+        None | Some(Value::Null) => !scan.reemit,
+        Some(Value::Array(a)) => scan.reemit && a.is_empty(),
+        Some(_) => false,
+    };
+    if !plain(shape) || !emptied {
         return None;
     }
     let function_config = function_config_of(&mut map).ok()?;
@@ -414,15 +446,17 @@ fn read_skeletons(text: &str) -> Option<Skeletons> {
         if !plain(shape) {
             return None;
         }
-        let Value::Array(mut one) = value else {
-            return None;
-        };
-        let (Some(Value::Object(item)), true) = (one.pop(), one.is_empty()) else {
-            return None;
+        let item = match value {
+            Value::Object(item) if scan.reemit => item,
+            Value::Array(mut one) if !scan.reemit && one.len() == 1 => match one.pop() {
+                Some(Value::Object(item)) => item,
+                _ => return None,
+            },
+            _ => return None,
         };
         items.push(skeleton(item));
     }
-    Some((items, function_config, scan.dash_column, scan.ranges))
+    Some((items, function_config, scan))
 }
 
 /// Read a ResourceList (`config.kubernetes.io/v1`, `v1beta1`, `v1alpha1`, or a `List`).
@@ -472,14 +506,16 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
     }
     // Aliases and merge keys tie items' text to other places; re-emit in that case.
     let plain = shape.aliases == 0 && shape.anchors == 0 && shape.merge_keys == 0;
+    // (Flow layouts have nothing to copy, and the items are already whole.)
     let verbatim = plain
         .then(|| scan_items(doc_start, doc))
         .flatten()
-        .filter(|scan| scan.ranges.len() == items.len())
+        .filter(|scan| !scan.reemit && scan.ranges.len() == items.len())
         .map(|scan| Verbatim {
             text: text.to_owned(),
             dash_column: scan.dash_column,
             ranges: scan.ranges.into_iter().map(Some).collect(),
+            reemit: false,
         });
     Ok(ResourceList {
         items,
@@ -493,7 +529,8 @@ impl Verbatim {
     pub fn item_at(&self, range: &std::ops::Range<usize>) -> Option<Value> {
         let (value, _) = yaml::parse_with_shape(self.text.get(range.clone())?).ok()?;
         match value {
-            Value::Array(mut one) if one.len() == 1 => one.pop(),
+            Value::Array(mut one) if !self.reemit && one.len() == 1 => one.pop(),
+            item @ Value::Object(_) if self.reemit => Some(item),
             _ => None,
         }
     }
@@ -520,7 +557,15 @@ pub fn write(list: ResourceList, results: Option<Vec<Value>>) -> String {
             .as_ref()
             .and_then(|v| v.ranges.get(i).cloned().flatten().map(|r| (v, r)));
         match range {
-            Some((v, range)) => push_dedented(&mut out, &v.text[range], v.dash_column),
+            Some((v, range)) if !v.reemit => {
+                push_dedented(&mut out, &v.text[range], v.dash_column);
+            }
+            // One item at a time, so a flow-style input is never whole in memory. The text
+            // parsed when it was read, so it parses again; the skeleton is the last resort.
+            Some((v, range)) => match v.item_at(&range) {
+                Some(full) => yaml::emit_into(&mut out, &std::slice::from_ref(&full)),
+                None => yaml::emit_into(&mut out, &std::slice::from_ref(item)),
+            },
             None => yaml::emit_into(&mut out, &std::slice::from_ref(item)),
         }
     }
@@ -805,13 +850,30 @@ mod skeleton_tests {
     }
 
     #[test]
+    fn flow_sequences_are_read_as_skeletons_and_re_emitted() {
+        for input in [
+            "kind: ResourceList\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: {x: 'on'}},\n  {apiVersion: v1, kind: Secret, metadata: {name: b}}]\n",
+            "{\"kind\": \"ResourceList\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}, \"data\": {\"x\": \"y\"}}]}",
+        ] {
+            let lazy = read_owned(input.to_owned()).unwrap();
+            let v = lazy.verbatim.as_ref().unwrap();
+            assert!(v.reemit, "{input:?}");
+            assert!(
+                lazy.items[0].get("data").is_none(),
+                "a skeleton: {:?}",
+                lazy.items[0]
+            );
+            assert_eq!(check_round_trip(input), Ok(()));
+            assert_eq!(write(lazy, None), write(read(input).unwrap(), None));
+        }
+    }
+
+    #[test]
     fn anything_unusual_falls_back_to_the_eager_reader() {
         for input in [
-            // anchors, flow items, CRLF, JSON, an empty list
+            // anchors, CRLF, an empty list
             "kind: ResourceList\nitems:\n- &a\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- *a\n",
-            "kind: ResourceList\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}]\n",
             "kind: ResourceList\r\nitems:\r\n- apiVersion: v1\r\n  kind: ConfigMap\r\n  metadata: {name: a}\r\n",
-            "{\"kind\": \"ResourceList\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}}]}",
             "kind: ResourceList\nitems: []\n",
         ] {
             assert_eq!(read_owned(input.to_owned()), read(input), "{input:?}");
