@@ -395,8 +395,8 @@ fn compact(map: Map<String, Value>) -> Map<String, Value> {
 /// anyway; [`Verbatim::item_at`] reads an item in full when the pipeline needs its body.
 /// Anything else (another layout, anchors, an error to report) goes through [`read`].
 pub fn read_owned(text: String) -> Result<ResourceList, InputError> {
-    match read_skeletons(&text) {
-        Some((items, function_config, scan)) => Ok(ResourceList {
+    if let Some((items, function_config, scan)) = read_skeletons(&text) {
+        return Ok(ResourceList {
             items,
             function_config,
             verbatim: Some(Verbatim {
@@ -405,8 +405,126 @@ pub fn read_owned(text: String) -> Result<ResourceList, InputError> {
                 ranges: scan.ranges.into_iter().map(Some).collect(),
                 reemit: scan.reemit,
             }),
-        }),
+        });
+    }
+    match read_streaming(&text) {
+        Some(list) => Ok(list),
         None => read(&text),
+    }
+}
+
+/// The reader for every other layout (anchors and aliases, tags, CRLF, ...): one pass of the
+/// parser in which each item, as soon as it is parsed, is emitted as YAML (what [`write`]
+/// would emit for it) and kept as a skeleton; the emitted text then serves as the items'
+/// verbatim text. Memory stays near the input size instead of holding every item whole.
+/// `None` on anything [`read`] would refuse (it reports the error).
+fn read_streaming(text: &str) -> Option<ResourceList> {
+    let chunks = yaml::split_documents(text);
+    let [(_, doc)] = chunks.as_slice() else {
+        return None;
+    };
+    let mut sink = ItemSink::default();
+    let Value::Object(mut map) = yaml::parse_seed(doc, TopLevel(&mut sink)).ok()? else {
+        return None;
+    };
+    let function_config = function_config_of(&mut map).ok()?;
+    sink.emitted.shrink_to_fit();
+    Some(ResourceList {
+        items: sink.items,
+        function_config,
+        verbatim: Some(Verbatim {
+            text: sink.emitted,
+            dash_column: 0,
+            ranges: sink.ranges.into_iter().map(Some).collect(),
+            reemit: false,
+        }),
+    })
+}
+
+/// Where [`read_streaming`] puts the items: skeletons, their emitted text and its ranges.
+#[derive(Default)]
+struct ItemSink {
+    items: Vec<Value>,
+    emitted: String,
+    ranges: Vec<std::ops::Range<usize>>,
+    seen: bool,
+}
+
+/// The top-level mapping: every key but `items` as a value, `items` through [`Items`].
+struct TopLevel<'a>(&'a mut ItemSink);
+
+impl<'de> serde::de::DeserializeSeed<'de> for TopLevel<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        de.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TopLevel<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a ResourceList mapping")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        let mut map = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            if key == "items" {
+                if self.0.seen {
+                    return Err(serde::de::Error::custom("duplicate key `items`"));
+                }
+                self.0.seen = true;
+                access.next_value_seed(Items(self.0))?;
+            } else {
+                let value = access.next_value::<Value>()?;
+                map.insert(key, value);
+            }
+        }
+        Ok(Value::Object(map))
+    }
+}
+
+/// The `items` sequence, one item at a time.
+struct Items<'a>(&'a mut ItemSink);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Items<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Items<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of objects")
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let sink = self.0;
+        while let Some(item) = seq.next_element::<Value>()? {
+            let Value::Object(map) = item else {
+                return Err(serde::de::Error::custom("an item is not an object"));
+            };
+            let start = sink.emitted.len();
+            // A map serializes as its Value::Object does: the text `write` would emit.
+            yaml::emit_into(&mut sink.emitted, &std::slice::from_ref(&map));
+            sink.ranges.push(start..sink.emitted.len());
+            sink.items.push(skeleton(map));
+        }
+        Ok(())
     }
 }
 
@@ -869,14 +987,26 @@ mod skeleton_tests {
     }
 
     #[test]
-    fn anything_unusual_falls_back_to_the_eager_reader() {
+    fn other_layouts_are_streamed_and_errors_are_the_eager_readers() {
+        // Anchors, CRLF, a tagged list, an empty list: read in one streaming pass, skeletons
+        // with the text the eager path would emit.
         for input in [
-            // anchors, CRLF, an empty list
-            "kind: ResourceList\nitems:\n- &a\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- *a\n",
-            "kind: ResourceList\r\nitems:\r\n- apiVersion: v1\r\n  kind: ConfigMap\r\n  metadata: {name: a}\r\n",
+            "kind: ResourceList\nitems:\n- &a\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: {x: y}\n- *a\n",
+            "kind: ResourceList\r\nitems:\r\n- apiVersion: v1\r\n  kind: ConfigMap\r\n  metadata: {name: a}\r\n  data: {x: y}\r\n",
+            "kind: ResourceList\nitems: !!seq\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: {x: y}\n",
             "kind: ResourceList\nitems: []\n",
         ] {
-            assert_eq!(read_owned(input.to_owned()), read(input), "{input:?}");
+            let lazy = read_owned(input.to_owned()).unwrap();
+            assert!(
+                lazy.items.iter().all(|i| i.get("data").is_none()),
+                "{input:?}"
+            );
+            assert_eq!(check_round_trip(input), Ok(()), "{input:?}");
+            assert_eq!(
+                write(lazy, None),
+                write(read(input).unwrap(), None),
+                "{input:?}"
+            );
         }
         // Errors are the eager reader's, with its line numbers.
         for input in [

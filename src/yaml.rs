@@ -181,6 +181,20 @@ pub fn parse(text: &str) -> Result<Value, YamlError> {
     Ok(value.unwrap_or(Value::Null))
 }
 
+/// Deserialize one document through a seed, under the same budgets as [`parse`]: the seed
+/// sees values as the parser produces them, so a caller can keep less than the whole value
+/// (the ResourceList reader keeps one item at a time).
+pub fn parse_seed<'de, S>(text: &'de str, seed: S) -> Result<S::Value, YamlError>
+where
+    S: serde::de::DeserializeSeed<'de>,
+{
+    check_input_size(text)?;
+    serde_saphyr::with_deserializer_from_str_with_options(text, options_for(text), |de| {
+        seed.deserialize(de)
+    })
+    .map_err(|e| convert_error(&e))
+}
+
 /// What a parse saw besides the value: constructs that make the source text differ from
 /// what the value alone would produce.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
