@@ -394,7 +394,9 @@ fn compact(map: Map<String, Value>) -> Map<String, Value> {
 /// since items the function leaves alone are copied from the input text
 /// anyway; [`Verbatim::item_at`] reads an item in full when the pipeline needs its body.
 /// Anything else (another layout, anchors, an error to report) goes through [`read`].
-pub fn read_owned(text: String) -> Result<ResourceList, InputError> {
+pub fn read_owned(mut text: String) -> Result<ResourceList, InputError> {
+    // stdin was read into a buffer that grew by doubling; the text is kept for the whole run.
+    text.shrink_to_fit();
     if let Some((items, function_config, scan)) = read_skeletons(&text) {
         return Ok(ResourceList {
             items,

@@ -140,7 +140,10 @@ functionConfig:
 /// Peak RSS in bytes of the binary on `input`, from GNU time; `None` when it is missing.
 fn peak_rss(input: &std::path::Path, test: &str) -> Option<u64> {
     if !std::path::Path::new("/usr/bin/time").exists() {
-        skipped(test, "GNU time (`/usr/bin/time`) is not installed on this machine");
+        skipped(
+            test,
+            "GNU time (`/usr/bin/time`) is not installed on this machine",
+        );
         return None;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -151,12 +154,18 @@ fn peak_rss(input: &std::path::Path, test: &str) -> Option<u64> {
         .arg("-o")
         .arg(&rss_file)
         .arg(bin())
-        .stdin(std::fs::File::from(fs_err::File::open(input).expect("input")))
+        .stdin(std::fs::File::from(
+            fs_err::File::open(input).expect("input"),
+        ))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .output()
         .expect("run under /usr/bin/time");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let kib: u64 = fs_err::read_to_string(&rss_file)
         .expect("rss")
         .split_whitespace()
@@ -169,7 +178,11 @@ fn peak_rss(input: &std::path::Path, test: &str) -> Option<u64> {
 fn generate(shape: &str, target: usize) -> String {
     use std::fmt::Write as _;
     let mut text = String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n");
-    text.push_str(if shape == "flow" { "items: [\n" } else { "items:\n" });
+    text.push_str(if shape == "flow" {
+        "items: [\n"
+    } else {
+        "items:\n"
+    });
     let mut i = 0;
     while text.len() < target {
         let name = format!("app-{i:06}");
@@ -189,7 +202,11 @@ fn generate(shape: &str, target: usize) -> String {
                 text,
                 "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: {name}\n    namespace: team-{}\n    labels: {}\n  data:\n    LOG_LEVEL: info\n    FLAG: 'on'\n    url: jdbc:postgresql://db-{}.svc:5432/shop\n    application.properties: |\n      server.port=8080\n      logging.level.root=INFO",
                 i % 97,
-                if i == 0 { "&id001\n      app: shop\n      tier: backend" } else { "*id001" },
+                if i == 0 {
+                    "&id001\n      app: shop\n      tier: backend"
+                } else {
+                    "*id001"
+                },
                 i % 13
             ),
         };
