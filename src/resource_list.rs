@@ -179,7 +179,8 @@ fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)
                     expect_key = !expect_key;
                 }
                 2 if in_items => {
-                    let Event::MappingStart(..) = event else {
+                    // A tag is outside the node's span (and may change what it means).
+                    let Event::MappingStart(_, _, None) = event else {
                         return None;
                     };
                     open_item = Some(bytes.start);
