@@ -81,7 +81,7 @@ pub struct ResourceList {
 /// copied from the input instead of re-emitted (which is also faster).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Verbatim {
-    /// The whole input.
+    /// The whole input, or (layouts read by the streaming reader) the items as emitted YAML.
     pub text: String,
     /// Column of the items' `-` markers in the input.
     pub dash_column: usize,
