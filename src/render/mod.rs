@@ -41,6 +41,7 @@ pub fn limits() -> minijinja::budget::Limits {
         max_bytes: env_number("KRM_CATALOG_TEMPLATE_MAX_BYTES").unwrap_or(TEMPLATE_MAX_BYTES),
         // No single value is useful beyond what one render may output.
         max_value_bytes: MAX_OUTPUT_BYTES,
+        max_output_bytes: MAX_OUTPUT_BYTES,
         max_duration: Some(std::time::Duration::from_secs(
             env_number("KRM_CATALOG_TEMPLATE_TIMEOUT").unwrap_or(TEMPLATE_TIMEOUT_SECS),
         )),
@@ -76,6 +77,8 @@ impl RenderError {
             format!(
                 "template ran out of fuel: it executed more than {FUEL} instructions (an endless or far too large loop)"
             )
+        } else if minijinja::budget::output_exceeded() {
+            format!("output is more than the limit of {MAX_OUTPUT_BYTES} bytes")
         } else if detail.contains("memory budget") || minijinja::budget::exhausted() {
             // A budget error can reach us wrapped (`cannot serialize to JSON`) or as a bare
             // write failure: the budget itself says whether it was the cause.

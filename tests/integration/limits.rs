@@ -82,6 +82,9 @@ fn issue9_f2_templates_stop_at_the_memory_budget_under_an_address_space_limit() 
         );
         assert!(stderr.contains(&wanted), "missing {wanted:?} in:\n{stderr}");
     }
+    let wanted =
+        "template charts/greedy/output.yaml.j2:2: output is more than the limit of 16777216 bytes";
+    assert!(stderr.contains(wanted), "missing {wanted:?} in:\n{stderr}");
     assert!(!stderr.contains("fine.yaml.j2"), "{stderr}");
 }
 

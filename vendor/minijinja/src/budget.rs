@@ -21,6 +21,8 @@ pub struct Limits {
     pub max_bytes: usize,
     /// Bytes one value (a string, a list's values, a serialization) may have.
     pub max_value_bytes: usize,
+    /// Bytes the render may write to its output.
+    pub max_output_bytes: usize,
     /// Wall-clock time the render may take.
     pub max_duration: Option<Duration>,
 }
@@ -32,6 +34,8 @@ struct Active {
     deadline: Option<Instant>,
     ticks: u32,
     exhausted: bool,
+    output: usize,
+    output_exceeded: bool,
 }
 
 thread_local! {
@@ -58,6 +62,8 @@ pub fn enter(limits: Limits) -> Guard {
         deadline: limits.max_duration.map(|d| Instant::now() + d),
         ticks: 0,
         exhausted: false,
+        output: 0,
+        output_exceeded: false,
     };
     Guard {
         previous: ACTIVE.with(|a| a.replace(Some(active))),
@@ -67,6 +73,36 @@ pub fn enter(limits: Limits) -> Guard {
 /// Bytes charged so far in the current budget.
 pub fn used() -> usize {
     ACTIVE.with(|a| a.get().map_or(0, |a| a.used))
+}
+
+/// Count `bytes` written to the render's output; an error past its output limit.
+pub fn charge_output(bytes: usize) -> Result<(), Error> {
+    ACTIVE.with(|cell| {
+        let Some(mut active) = cell.get() else {
+            return Ok(());
+        };
+        active.output = active.output.saturating_add(bytes);
+        let over = active.output > active.limits.max_output_bytes;
+        active.output_exceeded |= over;
+        cell.set(Some(active));
+        if over {
+            Err(Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "template output exceeded its limit of {} bytes",
+                    active.limits.max_output_bytes
+                ),
+            ))
+        } else {
+            Ok(())
+        }
+    })
+}
+
+/// Whether the output limit was exceeded in the current budget (a failed write surfaces as a
+/// write error without the budget's message).
+pub fn output_exceeded() -> bool {
+    ACTIVE.with(|a| a.get().is_some_and(|a| a.output_exceeded))
 }
 
 /// Whether a charge failed in the current budget (a write that failed for this reason

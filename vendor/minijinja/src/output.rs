@@ -108,31 +108,48 @@ impl<'a> Output<'a> {
 }
 
 /// krm-catalog patch: every byte written (to the output or into a capture such as
-/// `{% set x %}…{% endset %}`) is charged against the render's budget (see `budget`).
-struct Charged<'a>(&'a mut dyn fmt::Write);
+/// `{% set x %}…{% endset %}`) is charged against the render's budget, and what reaches the
+/// output against its output limit (see `budget`).
+struct Charged<'a> {
+    target: &'a mut dyn fmt::Write,
+    is_output: bool,
+}
 
 impl fmt::Write for Charged<'_> {
     #[inline]
     fn write_str(&mut self, s: &str) -> fmt::Result {
         crate::budget::charge(s.len()).map_err(|_| fmt::Error)?;
-        self.0.write_str(s)
+        if self.is_output {
+            crate::budget::charge_output(s.len()).map_err(|_| fmt::Error)?;
+        }
+        self.target.write_str(s)
+    }
+}
+
+impl Output<'_> {
+    fn charged(&mut self) -> Charged<'_> {
+        let is_output = self.capture_stack.is_empty();
+        Charged {
+            target: self.target(),
+            is_output,
+        }
     }
 }
 
 impl fmt::Write for Output<'_> {
     #[inline]
     fn write_str(&mut self, s: &str) -> fmt::Result {
-        fmt::Write::write_str(&mut Charged(self.target()), s)
+        fmt::Write::write_str(&mut self.charged(), s)
     }
 
     #[inline]
     fn write_char(&mut self, c: char) -> fmt::Result {
-        fmt::Write::write_char(&mut Charged(self.target()), c)
+        fmt::Write::write_char(&mut self.charged(), c)
     }
 
     #[inline]
     fn write_fmt(&mut self, args: fmt::Arguments<'_>) -> fmt::Result {
-        fmt::write(&mut Charged(self.target()), args)
+        fmt::write(&mut self.charged(), args)
     }
 }
 
