@@ -32,7 +32,6 @@ struct Active {
     limits: Limits,
     used: usize,
     deadline: Option<Instant>,
-    ticks: u32,
     exhausted: bool,
     output: usize,
     output_exceeded: bool,
@@ -40,6 +39,7 @@ struct Active {
 
 thread_local! {
     static ACTIVE: Cell<Option<Active>> = const { Cell::new(None) };
+    static TICKS: Cell<u32> = const { Cell::new(0) };
 }
 
 /// Restores the previous budget when dropped.
@@ -60,7 +60,6 @@ pub fn enter(limits: Limits) -> Guard {
         limits,
         used: 0,
         deadline: limits.max_duration.map(|d| Instant::now() + d),
-        ticks: 0,
         exhausted: false,
         output: 0,
         output_exceeded: false,
@@ -182,20 +181,19 @@ pub(crate) fn charge_value(value: &crate::value::Value) -> Result<(), Error> {
     charge(size)
 }
 
-/// Called per instruction: checks the deadline every 256 instructions.
+/// Called per instruction: checks the deadline every 256 instructions (a counter of its own,
+/// so the common case touches one small cell).
 pub(crate) fn tick() -> Result<(), Error> {
-    ACTIVE.with(|cell| {
-        let Some(mut active) = cell.get() else {
-            return Ok(());
-        };
-        active.ticks = active.ticks.wrapping_add(1);
-        cell.set(Some(active));
-        if active.ticks % 256 == 0 {
-            check_deadline(&active)
-        } else {
-            Ok(())
-        }
-    })
+    let ticks = TICKS.with(|t| {
+        let n = t.get().wrapping_add(1);
+        t.set(n);
+        n
+    });
+    if ticks % 256 == 0 {
+        check_time()
+    } else {
+        Ok(())
+    }
 }
 
 /// Check the deadline now (for long-running filters).
