@@ -13,6 +13,8 @@ mod config;
 mod gvk;
 #[path = "src/render/mod.rs"]
 mod render;
+#[path = "src/schema/mod.rs"]
+mod schema;
 #[path = "src/service/mod.rs"]
 mod service;
 #[path = "src/strict.rs"]
