@@ -2,15 +2,17 @@
 //! and `ValidateDefaults` (apiextensions-apiserver), walking what `decode` reads.
 //!
 //! Imports `structural`, `decode`, `defaulting`, `prune`, `convert` and `validate`.
-use serde_json::Value;
 
 use std::collections::BTreeSet;
+
+use serde_json::Value;
 
 use super::convert::{convert_format, is_int_or_string_pattern, node_types, to_json_schema};
 use super::decode::{Checker, Level, Props, SPath};
 use super::prune::prune;
 use super::structural::{AdditionalProperties, SchemaProblem, Structural, quote, render_path};
 use super::validate::{compile, validate_with};
+
 /// Where a junctor-only restriction applies, for messages.
 const IN_JUNCTOR: &str =
     "inside allOf/anyOf/oneOf/not (structural schemas allow only value validations there)";

@@ -2,11 +2,13 @@
 //! validator.
 //!
 //! Imports `formats`.
+
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
 use super::formats::{FORMAT_PREFIX, string_format};
+
 /// Convert a (checked) CRD schema to JSON Schema. Also used for whole generated schemas.
 ///
 /// Only CRD constructs are rewritten; other keywords (`$ref`, `$defs`, `$schema`, `const`, ...)

@@ -2,11 +2,13 @@
 //! unknown keywords, value validations), and the `Checker` that collects the problems.
 //!
 //! Imports `structural` and `goregex`.
+
 use std::collections::BTreeSet;
 
 use serde_json::Value;
 
 use super::structural::{PathSegment, SchemaProblem, quote, render_path};
+
 /// The `type` values a CRD schema may use.
 const SCHEMA_TYPES: [&str; 6] = ["string", "number", "integer", "boolean", "array", "object"];
 /// Keywords `NewStructural` rejects outright.

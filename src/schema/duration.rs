@@ -7,9 +7,10 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 // strfmt `durationMatcher` `((\d+)\s*([A-Za-zµ]+))`; Go's \s and \d are ASCII. `None` would
-// mean a bug in the pattern (the duration tests cover it).
+// mean a bug in the pattern (the `format_duration` test covers it).
 static RX_DURATION_PART: LazyLock<Option<Regex>> =
     LazyLock::new(|| Regex::new(r"([0-9]+)[\t\n\f\r ]*([A-Za-zµ]+)").ok());
+
 /// Go `time.ParseDuration`; `None` on any error (including overflow).
 pub(super) fn go_parse_duration(s: &str) -> Option<u64> {
     const LIMIT: u64 = 1 << 63;

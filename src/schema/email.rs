@@ -1,6 +1,7 @@
 //! Go `net/mail.ParseAddress`, for `format: email`.
 //!
 //! Imports nothing from the other schema files.
+
 /// strfmt.IsEmail: Go `net/mail.ParseAddress` accepts it (group syntax and RFC 2047 words aside).
 pub(super) fn is_email(s: &str) -> bool {
     let mut p = MailParser { s };

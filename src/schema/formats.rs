@@ -1,12 +1,14 @@
 //! The string formats Kubernetes validates (kube-openapi strfmt / govalidator semantics).
 //!
 //! Imports `duration` and `email`.
+
 use std::sync::LazyLock;
 
 use regex::Regex;
 
 use super::duration::{go_parse_duration, strfmt_duration_fallback};
 use super::email::is_email;
+
 /// Prefix of the format names we register, so the crate's built-in (non-Kubernetes) checkers
 /// never run for a CRD format.
 pub(super) const FORMAT_PREFIX: &str = "krm-";
@@ -112,6 +114,7 @@ static_regex!(
     RX_LONG_NAME,
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
 );
+
 fn matches(rx: &StaticRegex, s: &str) -> bool {
     rx.as_ref().is_some_and(|r| r.is_match(s))
 }
@@ -454,6 +457,7 @@ fn is_datetime(s: &str) -> bool {
 fn is_duration(s: &str) -> bool {
     go_parse_duration(s).is_some() || strfmt_duration_fallback(s)
 }
+
 /// Go `url.ParseRequestURI`: an absolute URI or an absolute path (no fragment handling).
 fn is_request_uri(s: &str) -> bool {
     if s.is_empty() || s.bytes().any(|b| b < 0x20 || b == 0x7f) {

@@ -1,9 +1,11 @@
 //! Pruning: a port of apiextensions-apiserver `pkg/apiserver/schema/pruning/algorithm.go`.
 //!
 //! Imports `structural`.
+
 use serde_json::Value;
 
 use super::structural::{PathSegment, Structural, child};
+
 /// Port of `pruning.Prune`: drop fields the schema does not know; returns the dropped paths.
 ///
 /// `is_resource_root` keeps `apiVersion`, `kind` and `metadata` at the top, as for a resource.

@@ -2,9 +2,11 @@
 //! `schema.Structural`), schema problems, instance paths and field errors.
 //!
 //! Imports nothing from the other schema files.
+
 use std::fmt::{self, Write as _};
 
 use serde_json::Value;
+
 /// `additionalProperties` of a structural schema: a boolean or a schema.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AdditionalProperties {
@@ -69,6 +71,7 @@ impl Structural {
             .map(|(_, s)| s)
     }
 }
+
 /// A problem in a schema, located by its dotted schema path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaProblem {
@@ -151,6 +154,7 @@ pub(super) fn child(path: &[PathSegment], seg: PathSegment) -> Vec<PathSegment> 
     p.push(seg);
     p
 }
+
 /// A string as a JSON string literal (`"a.b"`), for messages and odd path keys.
 pub(super) fn quote(s: &str) -> String {
     Value::String(s.to_owned()).to_string()

@@ -1,7 +1,9 @@
 //! Fixtures shared by the schema unit tests (they build schemas through the public API).
+
 use serde_json::{Value, json};
 
 use super::{ConfigSchema, SchemaProblem};
+
 pub(super) fn problems(raw: &Value) -> Vec<SchemaProblem> {
     ConfigSchema::parse(raw).err().unwrap_or_default()
 }

@@ -2,6 +2,7 @@
 //! to Kubernetes-style field errors.
 //!
 //! Imports `structural`, `formats` and `goregex`.
+
 use std::fmt::Write as _;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
@@ -12,8 +13,10 @@ use serde_json::{Map, Value};
 
 use super::formats::{FORMAT_PREFIX, STRING_FORMATS};
 use super::structural::{FieldError, PathSegment, child, quote};
+
 /// Keyword our Go-regexp `pattern` check is registered under (see `with_go_patterns`).
 const GO_PATTERN_KEYWORD: &str = "x-krm-go-pattern";
+
 /// Longest rendering of a value inside a field error message.
 const MAX_SHOWN_VALUE: usize = 64;
 
