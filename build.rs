@@ -167,6 +167,7 @@ fn main() {
     for module in [
         "src/catalog",
         "src/render",
+        "src/schema",
         "src/service",
         "src/config.rs",
         "src/gvk.rs",
