@@ -13,6 +13,8 @@ mod config;
 mod gvk;
 #[path = "src/render/mod.rs"]
 mod render;
+#[path = "src/schema/mod.rs"]
+mod schema;
 #[path = "src/service/mod.rs"]
 mod service;
 #[path = "src/strict.rs"]
@@ -165,6 +167,7 @@ fn main() {
     for module in [
         "src/catalog",
         "src/render",
+        "src/schema",
         "src/service",
         "src/config.rs",
         "src/gvk.rs",

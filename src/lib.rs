@@ -21,6 +21,7 @@ pub mod render;
 pub mod resource_list;
 pub mod results;
 pub mod runtime;
+pub mod schema;
 pub mod service;
 pub mod strict;
 pub mod suggest;
