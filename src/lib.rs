@@ -9,6 +9,7 @@
 
 pub mod builtin;
 pub mod catalog;
+pub mod catalog_ref;
 pub mod cli;
 pub mod config;
 pub mod functions;

@@ -13,7 +13,8 @@ use serde_json::{Map, Value};
 
 use crate::catalog::kep::Runtime;
 use crate::catalog::{Bundle, Catalog, CatalogError, Kind, Service};
-use crate::config::{self, CatalogSource, ConfigKind, FunctionConfig, Settings};
+use crate::catalog_ref::CatalogRef;
+use crate::config::{self, ConfigKind, FunctionConfig, Settings};
 use crate::functions;
 use crate::gvk::Gvk;
 use crate::names;
@@ -122,7 +123,7 @@ pub fn load_catalogs(
     let mut pattern_fields: Vec<(String, String)> = Vec::new();
     for entry in env_catalogs.iter().chain(&settings.catalogs) {
         let mut bundle = match &entry.source {
-            CatalogSource::Path(p) => {
+            CatalogRef::Path(p) => {
                 let path = resolve_path(&ctx.cwd, p);
                 let mut bundle = Bundle::from_path(p, &path);
                 if !path.exists() {
@@ -132,7 +133,7 @@ pub fn load_catalogs(
                 }
                 bundle
             }
-            CatalogSource::Url { .. } | CatalogSource::Oci(_) => remote
+            CatalogRef::Url { .. } | CatalogRef::Oci(_) => remote
                 .get_or_insert_with(|| Remote::new(settings.offline))
                 .load(&entry.source, &settings.trusted_catalogs),
         };
