@@ -157,8 +157,8 @@ fn peak_rss(input: &std::path::Path, test: &str) -> Option<u64> {
         .arg("-o")
         .arg(&rss_file)
         .arg(bin())
-        .stdin(std::fs::File::from(
-            fs_err::File::open(input).expect("input"),
+        .stdin(Stdio::from(
+            fs_err::File::open(input).expect("input").into_parts().0,
         ))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
