@@ -7,12 +7,16 @@
 
 #[path = "src/catalog/mod.rs"]
 mod catalog;
+#[path = "src/catalog_ref.rs"]
+mod catalog_ref;
 #[path = "src/config.rs"]
 mod config;
 #[path = "src/gvk.rs"]
 mod gvk;
 #[path = "src/render/mod.rs"]
 mod render;
+#[path = "src/schema/mod.rs"]
+mod schema;
 #[path = "src/service/mod.rs"]
 mod service;
 #[path = "src/strict.rs"]
@@ -30,8 +34,8 @@ use std::path::{Path, PathBuf};
 const ROOT: &str = "catalogs/builtin";
 
 fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+    let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{e}"))
         .map(|e| {
             e.unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
                 .path()
@@ -165,6 +169,7 @@ fn main() {
     for module in [
         "src/catalog",
         "src/render",
+        "src/schema",
         "src/service",
         "src/config.rs",
         "src/gvk.rs",
@@ -187,7 +192,7 @@ fn main() {
         .map(|(rel, path)| {
             (
                 rel.clone(),
-                std::fs::read(path).unwrap_or_else(|e| panic!("read {}: {e}", path.display())),
+                fs_err::read(path).unwrap_or_else(|e| panic!("{e}")),
             )
         })
         .collect();
@@ -243,5 +248,5 @@ fn main() {
     table.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_else(|_| ".".into()))
         .join("builtin_catalog.rs");
-    std::fs::write(&out, table).unwrap_or_else(|e| panic!("write {}: {e}", out.display()));
+    fs_err::write(&out, table).unwrap_or_else(|e| panic!("{e}"));
 }

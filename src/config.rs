@@ -4,6 +4,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::catalog_ref::{CatalogRef, Digest};
 use crate::service::instance::UnknownFields;
 use crate::strict::{Problem, Reader, index, join};
 use crate::suggest;
@@ -49,27 +50,11 @@ pub const CONFIGMAP_KEYS: &[&str] = &[
     "unknown-fields",
 ];
 
-/// One entry of `spec.catalogs`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CatalogSource {
-    /// A local file or directory, relative to the working directory.
-    Path(String),
-    /// An HTTPS URL, optionally pinned by the sha256 of its bytes.
-    Url {
-        /// The URL.
-        url: String,
-        /// Expected sha256 (hex) of the fetched bytes.
-        sha256: Option<String>,
-    },
-    /// An OCI artifact reference.
-    Oci(String),
-}
-
 /// A catalog source with the field path it was configured at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CatalogEntry {
     /// The source.
-    pub source: CatalogSource,
+    pub source: CatalogRef,
     /// Field path in the function config, e.g. `spec.catalogs[1]`.
     pub field: String,
     /// `standardPattern`: whose `templates/` render this catalog's services when it has none
@@ -309,24 +294,24 @@ fn read_catalogs(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Vec<
                 "sha256 pins a url source; pin OCI sources with @sha256: in the reference",
             ));
         }
-        if let Some(s) = &sha256
-            && !is_sha256_hex(s)
-        {
-            problems.push(Problem::new(
-                join(&field, "sha256"),
-                format!("\"{s}\" is not a sha256 digest (64 lowercase hex characters)"),
-            ));
-        }
+        let sha256 = match sha256.map(|s| s.parse::<Digest>()).transpose() {
+            Ok(digest) => digest,
+            Err(e) => {
+                // The run stops at config problems: this entry is never loaded.
+                problems.push(Problem::new(join(&field, "sha256"), e.to_string()));
+                None
+            }
+        };
         let source = if let Some(p) = p {
             if p.trim().is_empty() {
                 problems.push(Problem::new(join(&field, "path"), "must not be empty"));
                 continue;
             }
-            CatalogSource::Path(p)
+            CatalogRef::Path(p)
         } else if let Some(url) = url {
-            CatalogSource::Url { url, sha256 }
+            CatalogRef::Url { url, sha256 }
         } else if let Some(oci) = oci {
-            CatalogSource::Oci(oci)
+            CatalogRef::Oci(oci)
         } else {
             continue;
         };
@@ -362,18 +347,12 @@ pub fn env_catalogs() -> Vec<CatalogEntry> {
         .filter(|p| !p.is_empty())
         .enumerate()
         .map(|(i, p)| CatalogEntry {
-            source: CatalogSource::Path(p.to_owned()),
+            // `:` separates entries, so no entry is a URL: each is a path.
+            source: CatalogRef::Path(p.to_owned()),
             field: format!("{CATALOGS_ENV}[{i}]"),
             standard_pattern: None,
         })
         .collect()
-}
-
-/// Whether `s` is 64 lowercase hex characters.
-pub fn is_sha256_hex(s: &str) -> bool {
-    s.len() == 64
-        && s.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 fn read_functions(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Functions {
@@ -461,25 +440,12 @@ fn read_configmap(config: &Value, problems: &mut Vec<Problem>) -> Settings {
             "catalogs" => {
                 for (i, entry) in split_list(text).into_iter().enumerate() {
                     let field = format!("{path}[{i}]");
-                    let source = if entry.starts_with("https://") || entry.starts_with("http://") {
-                        let (url, sha256) = match entry.split_once("#sha256=") {
-                            Some((u, d)) => {
-                                if !is_sha256_hex(d) {
-                                    problems.push(Problem::new(
-                                        &field,
-                                        format!("\"{d}\" after #sha256= is not a sha256 digest (64 lowercase hex characters)"),
-                                    ));
-                                    continue;
-                                }
-                                (u.to_owned(), Some(d.to_owned()))
-                            }
-                            None => (entry.clone(), None),
-                        };
-                        CatalogSource::Url { url, sha256 }
-                    } else if let Some(reference) = entry.strip_prefix("oci://") {
-                        CatalogSource::Oci(reference.to_owned())
-                    } else {
-                        CatalogSource::Path(entry.clone())
+                    let source = match entry.parse::<CatalogRef>() {
+                        Ok(source) => source,
+                        Err(e) => {
+                            problems.push(Problem::new(&field, e.to_string()));
+                            continue;
+                        }
                     };
                     s.catalogs.push(CatalogEntry {
                         source,

@@ -9,6 +9,7 @@
 
 pub mod builtin;
 pub mod catalog;
+pub mod catalog_ref;
 pub mod cli;
 pub mod config;
 pub mod functions;
@@ -21,6 +22,7 @@ pub mod render;
 pub mod resource_list;
 pub mod results;
 pub mod runtime;
+pub mod schema;
 pub mod service;
 pub mod strict;
 pub mod suggest;

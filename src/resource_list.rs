@@ -81,77 +81,252 @@ pub struct ResourceList {
 /// copied from the input instead of re-emitted (which is also faster).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Verbatim {
-    /// The whole input.
+    /// The whole input, or (layouts read by the streaming reader) the items as emitted YAML.
     pub text: String,
     /// Column of the items' `-` markers in the input.
     pub dash_column: usize,
     /// For each item (aligned with `items`), its text range, or `None` to emit it anew.
     pub ranges: Vec<Option<std::ops::Range<usize>>>,
+    /// The ranges are the items' nodes in a flow sequence (JSON, `items: [...]`): they are
+    /// parsed and re-emitted one at a time when written, never copied, so that memory stays
+    /// near the input size for these layouts too.
+    pub reemit: bool,
 }
 
 /// The top-level block sequence `items:` as text: the column of its `-` markers and the range
-/// of every entry, up to the next top-level key. `None` whenever the layout is not the plain
-/// block form orchestrators write (flow style, JSON, CRLF); callers then parse everything.
+/// of every entry. `None` whenever the layout is not the plain block form orchestrators write
+/// (flow style, JSON, CRLF, anchors, tags on the sequence); callers then parse everything.
 struct ItemsText {
     dash_column: usize,
     ranges: Vec<std::ops::Range<usize>>,
+    /// Flow sequence: the ranges are the items' nodes, to be re-emitted (see [`Verbatim`]).
+    reemit: bool,
 }
 
+/// Where the parser saw one entry of `items`: its node's first and last byte (relative to the
+/// document). A block mapping ends where the next token starts.
+struct ItemNode {
+    start: usize,
+    end: usize,
+}
+
+/// The entries of the top-level `items` sequence as the YAML parser itself sees them
+/// (serde-saphyr's parser, granit-parser, so the positions are those of the very parse that
+/// produced the items). A text scanner looking for `items:` can be fooled by another key
+/// spelled to look like it (`"items:#x":`, a string holding a fake list): this cannot.
+/// `None` for anything but an untagged, unanchored sequence of mappings without aliases;
+/// the flag says whether the sequence is in flow style.
+fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)> {
+    use granit_parser::{Event, StructureStyle};
+    let mut parser = granit_parser::Parser::new_from_str(doc);
+    let mut depth = 0usize;
+    // At depth 1 (the top-level mapping), whether the next node is a key.
+    let mut expect_key = true;
+    let mut items_key: Option<std::ops::Range<usize>> = None;
+    let mut in_items = false;
+    let mut flow = false;
+    let mut found: Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)> = None;
+    let mut nodes: Vec<ItemNode> = Vec::new();
+    let mut open_item: Option<usize> = None;
+    let mut documents = 0usize;
+    while let Some(next) = parser.next_event() {
+        let (event, span) = next.ok()?;
+        let bytes = span.byte_range()?;
+        match &event {
+            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => continue,
+            Event::DocumentStart(..) => {
+                documents += 1;
+                if documents > 1 {
+                    return None;
+                }
+                continue;
+            }
+            // Aliases and anchors tie an item's text to other places.
+            Event::Alias(_) | Event::Anchor(..) | Event::UnresolvedAlias(_) => return None,
+            Event::Scalar(_, _, anchor, _)
+            | Event::SequenceStart(_, anchor, _)
+            | Event::MappingStart(_, anchor, _)
+                if *anchor != 0 =>
+            {
+                return None;
+            }
+            _ => {}
+        }
+        let is_start = matches!(event, Event::SequenceStart(..) | Event::MappingStart(..));
+        let is_end = matches!(event, Event::SequenceEnd | Event::MappingEnd);
+        // A node begins at `depth`; record items' entries (depth 2 inside `items`).
+        if !is_end {
+            match depth {
+                0 if !matches!(event, Event::MappingStart(..)) => return None,
+                1 => {
+                    if expect_key {
+                        let Event::Scalar(key, _, _, tag) = &event else {
+                            return None;
+                        };
+                        if key == "items" {
+                            if tag.is_some() || items_key.is_some() {
+                                return None;
+                            }
+                            items_key = Some(bytes.clone());
+                        }
+                    } else if items_key.is_some() && found.is_none() && !in_items {
+                        let Event::SequenceStart(style, _, None) = &event else {
+                            return None;
+                        };
+                        flow = *style == StructureStyle::Flow;
+                        in_items = true;
+                    }
+                    expect_key = !expect_key;
+                }
+                2 if in_items => {
+                    // A tag is outside the node's span (and may change what it means).
+                    let Event::MappingStart(_, _, None) = event else {
+                        return None;
+                    };
+                    open_item = Some(bytes.start);
+                }
+                _ => {}
+            }
+        }
+        if is_start {
+            depth += 1;
+        } else if is_end {
+            depth = depth.checked_sub(1)?;
+            if depth == 2
+                && let Some(start) = open_item.take()
+            {
+                nodes.push(ItemNode {
+                    start,
+                    end: bytes.end,
+                });
+            } else if depth == 1 && in_items {
+                in_items = false;
+                found = Some((items_key.clone()?, std::mem::take(&mut nodes), flow));
+            }
+        }
+    }
+    found
+}
+
+/// Skip YAML trivia (spaces, tabs, line breaks, comments) from `at`; returns where it stops.
+/// A `#` starts a comment only at the start of a line or after whitespace.
+fn skip_trivia(text: &str, mut at: usize) -> usize {
+    let bytes = text.as_bytes();
+    while at < bytes.len() {
+        match bytes[at] {
+            b' ' | b'\t' | b'\n' => at += 1,
+            b'#' if at == 0 || matches!(bytes[at - 1], b' ' | b'\t' | b'\n') => {
+                at = text[at..].find('\n').map_or(bytes.len(), |n| at + n);
+            }
+            _ => break,
+        }
+    }
+    at
+}
+
+fn line_start(text: &str, at: usize) -> usize {
+    text[..at].rfind('\n').map_or(0, |n| n + 1)
+}
+
+/// The verbatim range of every entry of `items`, from the parser's positions: entry `i` runs
+/// from the start of the line of its `-` to the start of the line of the next `-` (comments
+/// between entries go with the one above), the last one to the end of the trivia after it.
+/// Everything in a range besides the parsed node must be trivia and the one `-`, or the
+/// layout is not one we copy.
 fn scan_items(doc_start: usize, doc: &str) -> Option<ItemsText> {
+    let (key, nodes, flow) = item_nodes(doc)?;
+    if flow {
+        return Some(ItemsText {
+            dash_column: 0,
+            ranges: nodes
+                .iter()
+                .map(|n| doc_start + n.start..doc_start + n.end)
+                .collect(),
+            reemit: true,
+        });
+    }
     if doc.contains('\r') {
         return None;
     }
-    let end_of_doc = doc_start + doc.len();
-    let is_blank_or_comment = |l: &str| {
-        let t = l.trim_start();
-        t.is_empty() || t.starts_with('#')
-    };
-    let mut lines = doc.split_inclusive('\n').scan(doc_start, |offset, line| {
-        let at = *offset;
-        *offset += line.len();
-        Some((at, line))
-    });
-    let mut empty_flow = false;
-    lines.find(|(_, l)| {
-        l.strip_prefix("items:").is_some_and(|rest| {
-            let rest = rest.trim();
-            empty_flow = rest == "[]";
-            rest.is_empty() || rest.starts_with('#') || empty_flow
-        })
-    })?;
-    if empty_flow {
-        return Some(ItemsText {
-            dash_column: 0,
-            ranges: Vec::new(),
-        });
+    let bytes = doc.as_bytes();
+    // The `:` after the key, then trivia.
+    let colon = skip_trivia(doc, key.end);
+    if bytes.get(colon) != Some(&b':') {
+        return None;
     }
-    let mut starts = Vec::new();
+    let mut cursor = colon + 1;
     let mut dash_column = None;
-    let mut region_end = end_of_doc;
-    for (offset, line) in lines {
-        if is_blank_or_comment(line) {
-            continue;
+    let mut starts = Vec::with_capacity(nodes.len());
+    for node in &nodes {
+        let dash = skip_trivia(doc, cursor);
+        if bytes.get(dash) != Some(&b'-') || node.start <= dash {
+            return None;
         }
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        let rest = &line[indent..];
-        let is_dash = rest.starts_with("- ") || rest.trim_end() == "-";
-        let column = *dash_column.get_or_insert(indent);
-        if is_dash && indent == column {
-            starts.push(offset);
-        } else if indent <= column {
-            region_end = offset;
+        // `-` must be followed by whitespace and only trivia up to the node.
+        if !matches!(bytes.get(dash + 1), Some(b' ' | b'\t' | b'\n'))
+            || skip_trivia(doc, dash + 1) != node.start
+        {
+            return None;
+        }
+        let start = line_start(doc, dash);
+        if !doc[start..dash].bytes().all(|b| b == b' ') {
+            return None;
+        }
+        if *dash_column.get_or_insert(dash - start) != dash - start {
+            return None;
+        }
+        starts.push(start);
+        cursor = node.end;
+    }
+    let last_end = nodes.last()?.end;
+    // The last entry takes the rest of its line and the blank and comment lines after it.
+    let mut end = if doc[line_start(doc, last_end)..last_end]
+        .bytes()
+        .all(|b| b == b' ')
+    {
+        line_start(doc, last_end)
+    } else {
+        let after = skip_trivia_in_line(doc, last_end);
+        match bytes.get(after) {
+            None => doc.len(),
+            Some(b'\n') => after + 1,
+            Some(_) => return None,
+        }
+    };
+    while end < doc.len() {
+        let next = doc[end..].find('\n').map_or(doc.len(), |n| end + n + 1);
+        let line = doc[end..next].trim_start_matches([' ', '\t']);
+        if line.trim_end().is_empty() || line.starts_with('#') {
+            end = next;
+        } else {
             break;
         }
     }
     let mut ranges = Vec::with_capacity(starts.len());
     for (i, start) in starts.iter().enumerate() {
-        let end = starts.get(i + 1).copied().unwrap_or(region_end);
-        ranges.push(*start..end);
+        let stop = starts.get(i + 1).copied().unwrap_or(end);
+        ranges.push(doc_start + start..doc_start + stop);
     }
     Some(ItemsText {
         dash_column: dash_column.unwrap_or(0),
         ranges,
+        reemit: false,
     })
+}
+
+/// Skip spaces, tabs and a comment on the current line.
+fn skip_trivia_in_line(text: &str, mut at: usize) -> usize {
+    let bytes = text.as_bytes();
+    while at < bytes.len() {
+        match bytes[at] {
+            b' ' | b'\t' => at += 1,
+            b'#' if at == 0 || matches!(bytes[at - 1], b' ' | b'\t') => {
+                return text[at..].find('\n').map_or(bytes.len(), |n| at + n);
+            }
+            _ => break,
+        }
+    }
+    at
 }
 
 /// Check the top-level fields of a ResourceList and take out its function config.
@@ -200,9 +375,19 @@ fn skeleton(mut item: Map<String, Value>) -> Value {
         meta.retain(|k, _| k == "name" || k == "namespace" || k == "annotations");
         if let Some(Value::Object(annotations)) = meta.get_mut("annotations") {
             annotations.retain(|k, _| wanted(k));
+            *annotations = compact(std::mem::take(annotations));
         }
+        *meta = compact(std::mem::take(meta));
     }
-    Value::Object(item)
+    Value::Object(compact(item))
+}
+
+/// A map with exactly the capacity it needs: skeletons of every item are held for the whole
+/// run, and maps keep the capacity of the full object they were cut from.
+fn compact(map: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::with_capacity(map.len());
+    out.extend(map);
+    out
 }
 
 /// Read a ResourceList for the pipeline with memory near the input size: when the items are in
@@ -210,27 +395,143 @@ fn skeleton(mut item: Map<String, Value>) -> Value {
 /// since items the function leaves alone are copied from the input text
 /// anyway; [`Verbatim::item_at`] reads an item in full when the pipeline needs its body.
 /// Anything else (another layout, anchors, an error to report) goes through [`read`].
-pub fn read_owned(text: String) -> Result<ResourceList, InputError> {
-    match read_skeletons(&text) {
-        Some((items, function_config, dash_column, ranges)) => Ok(ResourceList {
+pub fn read_owned(mut text: String) -> Result<ResourceList, InputError> {
+    // stdin was read into a buffer that grew by doubling; the text is kept for the whole run.
+    text.shrink_to_fit();
+    if let Some((items, function_config, scan)) = read_skeletons(&text) {
+        return Ok(ResourceList {
             items,
             function_config,
             verbatim: Some(Verbatim {
                 text,
-                dash_column,
-                ranges: ranges.into_iter().map(Some).collect(),
+                dash_column: scan.dash_column,
+                ranges: scan.ranges.into_iter().map(Some).collect(),
+                reemit: scan.reemit,
             }),
-        }),
+        });
+    }
+    match read_streaming(&text) {
+        Some(list) => Ok(list),
         None => read(&text),
     }
 }
 
-type Skeletons = (
-    Vec<Value>,
-    Option<Value>,
-    usize,
-    Vec<std::ops::Range<usize>>,
-);
+/// The reader for every other layout (anchors and aliases, tags, CRLF, ...): one pass of the
+/// parser in which each item, as soon as it is parsed, is emitted as YAML (what [`write`]
+/// would emit for it) and kept as a skeleton; the emitted text then serves as the items'
+/// verbatim text. Memory stays near the input size instead of holding every item whole.
+/// `None` on anything [`read`] would refuse (it reports the error).
+fn read_streaming(text: &str) -> Option<ResourceList> {
+    let chunks = yaml::split_documents(text);
+    let [(_, doc)] = chunks.as_slice() else {
+        return None;
+    };
+    let mut sink = ItemSink::default();
+    let Value::Object(mut map) = yaml::parse_seed(doc, TopLevel(&mut sink)).ok()? else {
+        return None;
+    };
+    let function_config = function_config_of(&mut map).ok()?;
+    sink.emitted.shrink_to_fit();
+    Some(ResourceList {
+        items: sink.items,
+        function_config,
+        verbatim: Some(Verbatim {
+            text: sink.emitted,
+            dash_column: 0,
+            ranges: sink.ranges.into_iter().map(Some).collect(),
+            reemit: false,
+        }),
+    })
+}
+
+/// Where [`read_streaming`] puts the items: skeletons, their emitted text and its ranges.
+#[derive(Default)]
+struct ItemSink {
+    items: Vec<Value>,
+    emitted: String,
+    ranges: Vec<std::ops::Range<usize>>,
+    seen: bool,
+}
+
+/// The top-level mapping: every key but `items` as a value, `items` through [`Items`].
+struct TopLevel<'a>(&'a mut ItemSink);
+
+impl<'de> serde::de::DeserializeSeed<'de> for TopLevel<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        de.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TopLevel<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a ResourceList mapping")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        let mut map = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            if key == "items" {
+                if self.0.seen {
+                    return Err(serde::de::Error::custom("duplicate key `items`"));
+                }
+                self.0.seen = true;
+                access.next_value_seed(Items(self.0))?;
+            } else {
+                let value = access.next_value::<Value>()?;
+                map.insert(key, value);
+            }
+        }
+        Ok(Value::Object(map))
+    }
+}
+
+/// The `items` sequence, one item at a time.
+struct Items<'a>(&'a mut ItemSink);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Items<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Items<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of objects")
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let sink = self.0;
+        while let Some(item) = seq.next_element::<Value>()? {
+            let Value::Object(map) = item else {
+                return Err(serde::de::Error::custom("an item is not an object"));
+            };
+            let start = sink.emitted.len();
+            // A map serializes as its Value::Object does: the text `write` would emit.
+            yaml::emit_into(&mut sink.emitted, &std::slice::from_ref(&map));
+            sink.ranges.push(start..sink.emitted.len());
+            sink.items.push(skeleton(map));
+        }
+        Ok(())
+    }
+}
+
+type Skeletons = (Vec<Value>, Option<Value>, ItemsText);
 
 fn read_skeletons(text: &str) -> Option<Skeletons> {
     yaml::check_input_size(text).ok()?;
@@ -250,7 +551,13 @@ fn read_skeletons(text: &str) -> Option<Skeletons> {
     let Value::Object(mut map) = value else {
         return None;
     };
-    if !plain(shape) || !map.get("items").is_none_or(Value::is_null) {
+    // Without the items' text, `items` is empty: `items:` (block) or `items: []` (flow).
+    let emptied = match map.get("items") {
+        None | Some(Value::Null) => !scan.reemit,
+        Some(Value::Array(a)) => scan.reemit && a.is_empty(),
+        Some(_) => false,
+    };
+    if !plain(shape) || !emptied {
         return None;
     }
     let function_config = function_config_of(&mut map).ok()?;
@@ -260,15 +567,17 @@ fn read_skeletons(text: &str) -> Option<Skeletons> {
         if !plain(shape) {
             return None;
         }
-        let Value::Array(mut one) = value else {
-            return None;
-        };
-        let (Some(Value::Object(item)), true) = (one.pop(), one.is_empty()) else {
-            return None;
+        let item = match value {
+            Value::Object(item) if scan.reemit => item,
+            Value::Array(mut one) if !scan.reemit && one.len() == 1 => match one.pop() {
+                Some(Value::Object(item)) => item,
+                _ => return None,
+            },
+            _ => return None,
         };
         items.push(skeleton(item));
     }
-    Some((items, function_config, scan.dash_column, scan.ranges))
+    Some((items, function_config, scan))
 }
 
 /// Read a ResourceList (`config.kubernetes.io/v1`, `v1beta1`, `v1alpha1`, or a `List`).
@@ -318,14 +627,16 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
     }
     // Aliases and merge keys tie items' text to other places; re-emit in that case.
     let plain = shape.aliases == 0 && shape.anchors == 0 && shape.merge_keys == 0;
+    // (Flow layouts have nothing to copy, and the items are already whole.)
     let verbatim = plain
         .then(|| scan_items(doc_start, doc))
         .flatten()
-        .filter(|scan| scan.ranges.len() == items.len())
+        .filter(|scan| !scan.reemit && scan.ranges.len() == items.len())
         .map(|scan| Verbatim {
             text: text.to_owned(),
             dash_column: scan.dash_column,
             ranges: scan.ranges.into_iter().map(Some).collect(),
+            reemit: false,
         });
     Ok(ResourceList {
         items,
@@ -339,7 +650,8 @@ impl Verbatim {
     pub fn item_at(&self, range: &std::ops::Range<usize>) -> Option<Value> {
         let (value, _) = yaml::parse_with_shape(self.text.get(range.clone())?).ok()?;
         match value {
-            Value::Array(mut one) if one.len() == 1 => one.pop(),
+            Value::Array(mut one) if !self.reemit && one.len() == 1 => one.pop(),
+            item @ Value::Object(_) if self.reemit => Some(item),
             _ => None,
         }
     }
@@ -366,7 +678,15 @@ pub fn write(list: ResourceList, results: Option<Vec<Value>>) -> String {
             .as_ref()
             .and_then(|v| v.ranges.get(i).cloned().flatten().map(|r| (v, r)));
         match range {
-            Some((v, range)) => push_dedented(&mut out, &v.text[range], v.dash_column),
+            Some((v, range)) if !v.reemit => {
+                push_dedented(&mut out, &v.text[range], v.dash_column);
+            }
+            // One item at a time, so a flow-style input is never whole in memory. The text
+            // parsed when it was read, so it parses again; the skeleton is the last resort.
+            Some((v, range)) => match v.item_at(&range) {
+                Some(full) => yaml::emit_into(&mut out, &std::slice::from_ref(&full)),
+                None => yaml::emit_into(&mut out, &std::slice::from_ref(item)),
+            },
             None => yaml::emit_into(&mut out, &std::slice::from_ref(item)),
         }
     }
@@ -651,16 +971,45 @@ mod skeleton_tests {
     }
 
     #[test]
-    fn anything_unusual_falls_back_to_the_eager_reader() {
+    fn flow_sequences_are_read_as_skeletons_and_re_emitted() {
         for input in [
-            // anchors, flow items, CRLF, JSON, an empty list
-            "kind: ResourceList\nitems:\n- &a\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- *a\n",
-            "kind: ResourceList\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}]\n",
-            "kind: ResourceList\r\nitems:\r\n- apiVersion: v1\r\n  kind: ConfigMap\r\n  metadata: {name: a}\r\n",
-            "{\"kind\": \"ResourceList\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}}]}",
+            "kind: ResourceList\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: {x: 'on'}},\n  {apiVersion: v1, kind: Secret, metadata: {name: b}}]\n",
+            "{\"kind\": \"ResourceList\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}, \"data\": {\"x\": \"y\"}}]}",
+        ] {
+            let lazy = read_owned(input.to_owned()).unwrap();
+            let v = lazy.verbatim.as_ref().unwrap();
+            assert!(v.reemit, "{input:?}");
+            assert!(
+                lazy.items[0].get("data").is_none(),
+                "a skeleton: {:?}",
+                lazy.items[0]
+            );
+            assert_eq!(check_round_trip(input), Ok(()));
+            assert_eq!(write(lazy, None), write(read(input).unwrap(), None));
+        }
+    }
+
+    #[test]
+    fn other_layouts_are_streamed_and_errors_are_the_eager_readers() {
+        // Anchors, CRLF, a tagged list, an empty list: read in one streaming pass, skeletons
+        // with the text the eager path would emit.
+        for input in [
+            "kind: ResourceList\nitems:\n- &a\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: {x: y}\n- *a\n",
+            "kind: ResourceList\r\nitems:\r\n- apiVersion: v1\r\n  kind: ConfigMap\r\n  metadata: {name: a}\r\n  data: {x: y}\r\n",
+            "kind: ResourceList\nitems: !!seq\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: {x: y}\n",
             "kind: ResourceList\nitems: []\n",
         ] {
-            assert_eq!(read_owned(input.to_owned()), read(input), "{input:?}");
+            let lazy = read_owned(input.to_owned()).unwrap();
+            assert!(
+                lazy.items.iter().all(|i| i.get("data").is_none()),
+                "{input:?}"
+            );
+            assert_eq!(check_round_trip(input), Ok(()), "{input:?}");
+            assert_eq!(
+                write(lazy, None),
+                write(read(input).unwrap(), None),
+                "{input:?}"
+            );
         }
         // Errors are the eager reader's, with its line numbers.
         for input in [
@@ -675,6 +1024,379 @@ mod skeleton_tests {
                 eager,
                 "{input:?}"
             );
+        }
+    }
+}
+
+#[cfg(test)]
+mod issue9_f1 {
+    use super::*;
+
+    /// The real key is `items :`; a second top-level key `items:#x` starts like `items:` and
+    /// carries a ClusterRoleBinding. Only the ConfigMap is an item.
+    const SPOOF: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems :\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: harmless\nitems:#x:\n- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRoleBinding\n  metadata:\n    name: evil\n  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\n  subjects: [{kind: User, name: mallory}]\n";
+
+    #[test]
+    fn issue9_f1_a_key_spelled_like_items_cannot_replace_an_item() {
+        for list in [read(SPOOF).unwrap(), read_owned(SPOOF.to_owned()).unwrap()] {
+            let out = write(list, None);
+            assert!(!out.contains("ClusterRoleBinding"), "{out}");
+            let back = read(&out).unwrap();
+            assert_eq!(back.items.len(), 1, "{out}");
+            assert_eq!(str_at(&back.items[0], &["kind"]), "ConfigMap", "{out}");
+        }
+    }
+}
+
+/// For generated top-level layouts, what we write back parses to the items we read.
+#[cfg(test)]
+mod layout_properties {
+    use super::*;
+    use proptest::prelude::*;
+    use std::fmt::Write as _;
+
+    #[derive(Debug, Clone)]
+    struct Layout {
+        /// How the `items` key is written.
+        key: &'static str,
+        /// Between `items:` and the first entry.
+        after_key: &'static str,
+        /// Column of the `-` markers (block style), or flow style.
+        indent: Option<usize>,
+        /// Per item: its name, whether it is written as a flow mapping, a comment before it,
+        /// whether it has a tricky scalar.
+        items: Vec<(u8, bool, bool, bool)>,
+        /// Other top-level entries and where `items` goes among them.
+        decoys: Vec<&'static str>,
+        items_position: usize,
+        /// An anchor in the header and an alias to it in the first item.
+        anchored: bool,
+    }
+
+    const KEYS: &[&str] = &[
+        "items:",
+        "items :",
+        "\"items\":",
+        "'items':",
+        "? items\n:",
+        "!!str items:",
+    ];
+    const AFTER_KEY: &[&str] = &["", " # comment", "\n# comment line", " !!seq", "\n\n"];
+    const DECOYS: &[&str] = &[
+        "apiVersion: config.kubernetes.io/v1",
+        "kind: ResourceList",
+        "items:#x:\n- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRoleBinding\n  metadata: {name: evil}",
+        "\"items:#y\":\n- {apiVersion: v1, kind: Secret, metadata: {name: evil}}",
+        "itemsx:\n- kind: Evil",
+        "note: \"items:\n  - kind: Evil\"",
+        "script: |\n  items:\n  - kind: Evil",
+        "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: fc}",
+        "# items:\n# - kind: Evil",
+    ];
+
+    fn render(layout: &Layout) -> String {
+        let mut items_text = String::new();
+        let _ = write!(items_text, "{}{}", layout.key, layout.after_key);
+        match layout.indent {
+            None => {
+                items_text.push_str("\n  [");
+                for (i, (name, _, _, tricky)) in layout.items.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    let data = if *tricky { ", data: {f: 'on'}" } else { "" };
+                    let _ = write!(
+                        items_text,
+                        "{sep}{{apiVersion: v1, kind: ConfigMap, metadata: {{name: n{name}}}{data}}}"
+                    );
+                }
+                items_text.push_str("]\n");
+            }
+            Some(col) => {
+                items_text.push('\n');
+                let pad = " ".repeat(col);
+                for (i, (name, flow, comment, tricky)) in layout.items.iter().enumerate() {
+                    if *comment {
+                        let _ = writeln!(items_text, "{pad}# before {name}\n");
+                    }
+                    let labels = if layout.anchored && i == 0 {
+                        ", labels: *l"
+                    } else {
+                        ""
+                    };
+                    if *flow {
+                        let data = if *tricky { ", data: {f: 'on'}" } else { "" };
+                        let _ = writeln!(
+                            items_text,
+                            "{pad}- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: n{name}{labels}}}{data}}} # after"
+                        );
+                    } else {
+                        let _ = writeln!(
+                            items_text,
+                            "{pad}- apiVersion: v1\n{pad}  kind: ConfigMap\n{pad}  metadata: {{name: n{name}{labels}}}"
+                        );
+                        if *tricky {
+                            let _ = writeln!(
+                                items_text,
+                                "{pad}  data:\n{pad}    s: |\n{pad}      items:\n{pad}      - kind: Evil\n{pad}    q: \"a\n{pad}      b\""
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = String::new();
+        if layout.anchored {
+            out.push_str("labels: &l {team: a}\n");
+        }
+        let position = layout.items_position.min(layout.decoys.len());
+        for (i, decoy) in layout.decoys.iter().enumerate() {
+            if i == position {
+                out.push_str(&items_text);
+            }
+            let _ = writeln!(out, "{decoy}");
+        }
+        if position == layout.decoys.len() {
+            out.push_str(&items_text);
+        }
+        if !layout.decoys.contains(&"kind: ResourceList") {
+            out.push_str("kind: ResourceList\n");
+        }
+        out
+    }
+
+    fn layout() -> impl Strategy<Value = Layout> {
+        (
+            prop::sample::select(KEYS),
+            prop::sample::select(AFTER_KEY),
+            prop_oneof![Just(None), (0usize..4).prop_map(Some)],
+            prop::collection::vec(
+                (any::<u8>(), any::<bool>(), any::<bool>(), any::<bool>()),
+                1..5,
+            ),
+            prop::sample::subsequence(DECOYS, 0..DECOYS.len()).prop_shuffle(),
+            0usize..8,
+            any::<bool>(),
+        )
+            .prop_map(
+                |(key, after_key, indent, items, decoys, items_position, anchored)| Layout {
+                    key,
+                    after_key,
+                    indent,
+                    items,
+                    decoys,
+                    items_position,
+                    anchored,
+                },
+            )
+    }
+
+    /// The pipeline reads skeletons' bodies when it needs them; here, all of them.
+    fn hydrated(mut list: ResourceList) -> Vec<Value> {
+        if let Some(v) = &list.verbatim {
+            for (item, range) in list.items.iter_mut().zip(&v.ranges) {
+                if let Some(full) = range.as_ref().and_then(|r| v.item_at(r)) {
+                    *item = full;
+                }
+            }
+        }
+        list.items
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(768))]
+
+        #[test]
+        fn written_items_are_the_items_read(layout in layout()) {
+            let input = render(&layout);
+            let eager = read(&input);
+            let eager = eager.map_err(|e| TestCaseError::fail(format!("{e}\ninput:\n{input}")))?;
+            prop_assert_eq!(eager.items.len(), layout.items.len(), "input:\n{}", input);
+            let lazy = read_owned(input.clone()).unwrap();
+            prop_assert_eq!(&hydrated(lazy.clone()), &eager.items, "lazy read of:\n{}", input);
+            for list in [eager.clone(), lazy] {
+                let out = write(list, None);
+                let back = read(&out).unwrap();
+                prop_assert_eq!(&back.items, &eager.items, "input:\n{}\noutput:\n{}", input, out);
+            }
+        }
+    }
+}
+
+/// The pass-through property the fuzz target (`fuzz/fuzz_targets/resource_list.rs`) and the
+/// seed-corpus tests check: reading never panics; the lazy and the eager reader agree; what
+/// [`write`] produces reads back to the same items, whether the items came from the eager
+/// reader or as skeletons with verbatim text. `Err` describes a violation.
+pub fn check_round_trip(input: &str) -> Result<(), String> {
+    let eager = read(input);
+    let lazy = read_owned(input.to_owned());
+    let (eager, lazy) = match (eager, lazy) {
+        (Ok(eager), Ok(lazy)) => (eager, lazy),
+        (Err(a), Err(b)) if a == b => return Ok(()),
+        (a, b) => {
+            return Err(format!(
+                "eager and lazy readers disagree: {:?} vs {:?}",
+                a.map(|l| l.items.len()),
+                b.map(|l| l.items.len())
+            ));
+        }
+    };
+    let mut hydrated = lazy.items.clone();
+    if let Some(v) = &lazy.verbatim {
+        for (item, range) in hydrated.iter_mut().zip(&v.ranges) {
+            if let Some(range) = range {
+                *item = v
+                    .item_at(range)
+                    .ok_or_else(|| format!("verbatim range {range:?} does not parse to an item"))?;
+            }
+        }
+    }
+    if hydrated != eager.items {
+        return Err("hydrated skeletons differ from the eagerly read items".to_owned());
+    }
+    if lazy.function_config != eager.function_config {
+        return Err("the readers disagree on functionConfig".to_owned());
+    }
+    for (which, list) in [("eager", eager.clone()), ("lazy", lazy)] {
+        let out = write(list, None);
+        let back =
+            read(&out).map_err(|e| format!("{which} output does not read back: {e}\n{out}"))?;
+        if back.items != eager.items {
+            return Err(format!(
+                "{which} output has other items than the input:\n{out}"
+            ));
+        }
+        if back.function_config != eager.function_config {
+            return Err(format!("{which} output has another functionConfig:\n{out}"));
+        }
+    }
+    Ok(())
+}
+
+/// The fuzz target's property in the normal test suite: over the seed corpus, the golden
+/// inputs, and byte-level mutations of them (no nightly or cargo-fuzz needed).
+#[cfg(test)]
+mod fuzz_corpus {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn seeds() -> Vec<(String, String)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut seeds = Vec::new();
+        let corpus = root.join("fuzz/corpus/resource_list");
+        for entry in fs_err::read_dir(&corpus).unwrap() {
+            let path = entry.unwrap().path();
+            seeds.push((
+                path.display().to_string(),
+                fs_err::read_to_string(&path).unwrap(),
+            ));
+        }
+        for entry in fs_err::read_dir(root.join("testdata/golden")).unwrap() {
+            let path = entry.unwrap().path().join("input.yaml");
+            if let Ok(text) = fs_err::read_to_string(&path) {
+                seeds.push((path.display().to_string(), text));
+            }
+        }
+        seeds.sort();
+        assert!(seeds.len() > 20, "seed corpus is missing");
+        seeds
+    }
+
+    /// Run the check with the main thread's stack size: debug builds of the parser need more
+    /// than a test thread's 2 MiB for the deepest nesting we accept (`err-yaml-too-deep`).
+    fn checked(text: String) -> Result<(), String> {
+        std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn(move || check_round_trip(&text))
+            .map_err(|e| e.to_string())?
+            .join()
+            .map_err(|_| "the check panicked".to_owned())?
+    }
+
+    #[test]
+    fn seed_corpus_round_trips() {
+        for (name, text) in seeds() {
+            if let Err(problem) = checked(text) {
+                panic!("{name}: {problem}");
+            }
+        }
+    }
+
+    /// A mutation: at a position (a fraction of the length), delete some bytes and insert a
+    /// snippet of YAML syntax.
+    fn mutation() -> impl Strategy<Value = (f64, usize, &'static str)> {
+        (
+            0.0f64..1.0,
+            0usize..4,
+            prop::sample::select(
+                &[
+                    "",
+                    " ",
+                    "\n",
+                    "-",
+                    "- ",
+                    ":",
+                    ": ",
+                    "#",
+                    " #",
+                    "&a ",
+                    "*a",
+                    "!!str ",
+                    "{",
+                    "}",
+                    "[",
+                    "]",
+                    ",",
+                    "'",
+                    "\"",
+                    "items:",
+                    "items :",
+                    "\n- ",
+                    "\n  ",
+                    "? ",
+                    "|\n",
+                    "---\n",
+                    "\t",
+                    "\r\n",
+                    "items:#x:\n- kind: Evil\n",
+                ][..],
+            ),
+        )
+    }
+
+    fn apply(text: &str, (at, delete, insert): (f64, usize, &str)) -> String {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let mut pos = ((text.len() as f64) * at) as usize;
+        while !text.is_char_boundary(pos) {
+            pos -= 1;
+        }
+        let mut end = (pos + delete).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        format!("{}{insert}{}", &text[..pos], &text[end..])
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn mutated_seeds_round_trip(
+            seed in any::<prop::sample::Index>(),
+            mutations in prop::collection::vec(mutation(), 1..4),
+        ) {
+            static SEEDS: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+            let seeds = SEEDS.get_or_init(seeds);
+            let (name, text) = &seeds[seed.index(seeds.len())];
+            let mut text = text.clone();
+            for m in mutations {
+                text = apply(&text, m);
+            }
+            if let Err(problem) = checked(text.clone()) {
+                return Err(TestCaseError::fail(format!("{name} mutated: {problem}\ninput:\n{text}")));
+            }
         }
     }
 }

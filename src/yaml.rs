@@ -47,16 +47,60 @@ impl fmt::Display for YamlError {
 
 impl std::error::Error for YamlError {}
 
-fn options_for(len: usize) -> serde_saphyr::Options {
-    // A node or event costs at least one input byte unless it comes from an alias, so budgets
-    // proportional to the input size never reject honest input and still bound alias expansion.
+/// Nodes alias expansion may produce: [`EXPANSION_FACTOR`] times the nodes written, and at
+/// least [`MIN_EXPANDED_NODES`] (issue 8 point 7: PyYAML writes one anchor and hundreds of
+/// aliases for a shared map; a count ratio refused that, a size bound does not).
+pub const MIN_EXPANDED_NODES: usize = 1_000_000;
+/// See [`MIN_EXPANDED_NODES`].
+pub const EXPANSION_FACTOR: usize = 10;
+
+/// Nodes written in the text (aliases not expanded), counted by the parser alone; `None`
+/// when the text does not parse (the real parse reports the error).
+fn written_nodes(text: &str) -> Option<usize> {
+    let mut nodes = 0usize;
+    for event in granit_parser::Parser::new_from_str(text) {
+        let (event, _) = event.ok()?;
+        if matches!(
+            event,
+            granit_parser::Event::Scalar(..)
+                | granit_parser::Event::SequenceStart(..)
+                | granit_parser::Event::MappingStart(..)
+        ) {
+            nodes += 1;
+        }
+    }
+    Some(nodes)
+}
+
+/// The node budget of a text: without anchors nothing expands and the text's length bounds
+/// its nodes; with anchors, the written nodes are counted first.
+fn node_budget(text: &str) -> usize {
+    let written = if text.contains('&') && text.contains('*') {
+        written_nodes(text).unwrap_or(text.len())
+    } else {
+        text.len()
+    };
+    written
+        .saturating_mul(EXPANSION_FACTOR)
+        .max(MIN_EXPANDED_NODES)
+}
+
+fn options_for(text: &str) -> serde_saphyr::Options {
+    let len = text.len();
+    let nodes = node_budget(text);
+    // Alias expansion is bounded by what it expands to (nodes, events and scalar bytes, each
+    // relative to what is written), not by how many aliases there are.
     let budget = serde_saphyr::budget! {
         max_reader_input_bytes: Some(max_input_bytes()),
         max_depth: MAX_DEPTH,
-        max_nodes: len.saturating_add(100_000),
-        max_events: len.saturating_mul(2).saturating_add(200_000),
-        max_total_scalar_bytes: len.saturating_add(1 << 20),
+        max_nodes: nodes,
+        max_events: nodes.saturating_mul(2).saturating_add(1_000),
+        max_total_scalar_bytes: len.saturating_mul(EXPANSION_FACTOR).saturating_add(1 << 20),
         max_documents: len / 4 + 1_024,
+        max_recorded_anchor_events: nodes,
+        max_aliases: len.max(50_000),
+        max_anchors: len.max(50_000),
+        enforce_alias_anchor_ratio: false,
     };
     serde_saphyr::options! {
         budget: budget,
@@ -91,7 +135,7 @@ fn humanize(message: &str) -> String {
             || message.contains("ScalarBytes")
         {
             return format!(
-                "YAML expands to far more data than its size (alias expansion limit; {message})"
+                "YAML aliases expand to far more data than is written (alias expansion limit: {EXPANSION_FACTOR} times the nodes written, at least {MIN_EXPANDED_NODES}; {message})"
             );
         }
     }
@@ -132,9 +176,23 @@ pub fn parse(text: &str) -> Result<Value, YamlError> {
     if text.trim().is_empty() {
         return Ok(Value::Null);
     }
-    let value: Option<Value> = serde_saphyr::from_str_with_options(text, options_for(text.len()))
+    let value: Option<Value> = serde_saphyr::from_str_with_options(text, options_for(text))
         .map_err(|e| convert_error(&e))?;
     Ok(value.unwrap_or(Value::Null))
+}
+
+/// Deserialize one document through a seed, under the same budgets as [`parse`]: the seed
+/// sees values as the parser produces them, so a caller can keep less than the whole value
+/// (the ResourceList reader keeps one item at a time).
+pub fn parse_seed<'de, S>(text: &'de str, seed: S) -> Result<S::Value, YamlError>
+where
+    S: serde::de::DeserializeSeed<'de>,
+{
+    check_input_size(text)?;
+    serde_saphyr::with_deserializer_from_str_with_options(text, options_for(text), |de| {
+        seed.deserialize(de)
+    })
+    .map_err(|e| convert_error(&e))
 }
 
 /// What a parse saw besides the value: constructs that make the source text differ from
@@ -157,7 +215,7 @@ pub fn parse_with_shape(text: &str) -> Result<(Value, Shape), YamlError> {
     }
     let shape = std::rc::Rc::new(std::cell::Cell::new(Shape::default()));
     let sink = std::rc::Rc::clone(&shape);
-    let options = options_for(text.len()).with_budget_report(move |report| {
+    let options = options_for(text).with_budget_report(move |report| {
         sink.set(Shape {
             aliases: report.aliases,
             anchors: report.anchors,
@@ -337,6 +395,34 @@ mod tests {
             err.message.contains("alias") || err.message.contains("expands"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn issue8_p7_one_anchor_with_many_aliases_is_not_a_bomb() {
+        // PyYAML's way of writing 300 objects that share one map.
+        let mut text = String::from("items:\n");
+        for i in 0..300 {
+            if i == 0 {
+                text.push_str("- name: a0\n  labels: &id001\n    team: a\n    tier: b\n");
+            } else {
+                let _ = writeln!(text, "- name: a{i}\n  labels: *id001");
+            }
+        }
+        let value = parse(&text).unwrap();
+        assert_eq!(value["items"][299]["labels"]["tier"], "b");
+    }
+
+    #[test]
+    fn issue8_p7_billion_laughs_still_fails() {
+        let mut text = String::from("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        let mut prev = 'a';
+        for name in ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'] {
+            let aliases = vec![format!("*{prev}"); 10].join(", ");
+            let _ = writeln!(text, "{name}: &{name} [{aliases}]");
+            prev = name;
+        }
+        let err = parse(&text).unwrap_err();
+        assert!(err.message.contains("alias expansion limit"), "{err}");
     }
 
     #[test]

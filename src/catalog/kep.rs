@@ -10,7 +10,7 @@
 use serde_json::Value;
 
 use crate::gvk::{self, Gvk};
-use crate::service::schema::ConfigSchema;
+use crate::schema::ConfigSchema;
 use crate::strict::{Problem, Reader, index, join};
 
 /// The API version of KEP catalog documents.

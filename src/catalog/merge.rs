@@ -7,8 +7,8 @@ use super::bundle::{Bundle, FunctionEntry, Origin, StaticFile};
 use super::kep::Runtime;
 use super::{CatalogError, is_partial};
 use crate::gvk::Gvk;
+use crate::schema::ConfigSchema;
 use crate::service::definition::{SERVICES_GROUP, ServiceDefinition};
-use crate::service::schema::ConfigSchema;
 use std::sync::Arc;
 
 /// Summary of one merged bundle.

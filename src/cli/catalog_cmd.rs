@@ -10,7 +10,7 @@ use clap::Subcommand;
 
 use super::Stdout;
 use crate::catalog::{self, Bundle, Catalog};
-use crate::config::CatalogSource;
+use crate::catalog_ref::CatalogRef;
 use crate::logger::Level;
 
 #[derive(Debug, Subcommand)]
@@ -73,34 +73,25 @@ pub(super) fn run(command: CatalogCommand) -> ExitCode {
     }
 }
 
-/// A catalog reference on the command line: a URL (with an optional `#sha256=` pin), an
-/// `oci://` reference, or a local path.
-pub fn parse_reference(reference: &str) -> CatalogSource {
-    if reference.starts_with("https://") || reference.starts_with("http://") {
-        match reference.split_once("#sha256=") {
-            Some((url, pin)) => CatalogSource::Url {
-                url: url.to_owned(),
-                sha256: Some(pin.to_owned()),
-            },
-            None => CatalogSource::Url {
-                url: reference.to_owned(),
-                sha256: None,
-            },
+/// A catalog reference on the command line (see [`CatalogRef`]); a bad one is logged, naming
+/// the URL (no field path does here), before any request.
+fn parse_reference(reference: &str) -> Option<CatalogRef> {
+    match reference.parse::<CatalogRef>() {
+        Ok(source) => Some(source),
+        Err(e) => {
+            crate::log!(Level::Error, "{}", e.standalone());
+            None
         }
-    } else if let Some(r) = reference.strip_prefix("oci://") {
-        CatalogSource::Oci(r.to_owned())
-    } else {
-        CatalogSource::Path(reference.to_owned())
     }
 }
 
 /// The `trustedCatalogs` entry `catalog view` suggests: one that trusts the reference as
 /// given and the pinned form it recommends (`repo:tag@sha256:…` for OCI, which an entry with
 /// the tag would not match; the URL without `#sha256=` for HTTPS).
-fn trust_entry(source: &CatalogSource) -> Option<String> {
+fn trust_entry(source: &CatalogRef) -> Option<String> {
     match source {
-        CatalogSource::Url { url, .. } => Some(url.clone()),
-        CatalogSource::Oci(r) => {
+        CatalogRef::Url { url, .. } => Some(url.clone()),
+        CatalogRef::Oci(r) => {
             let name = r.split('@').next().unwrap_or(r);
             let repository = match name.rfind(':') {
                 Some(i) if !name[i..].contains('/') => &name[..i],
@@ -108,7 +99,7 @@ fn trust_entry(source: &CatalogSource) -> Option<String> {
             };
             Some(format!("oci://{repository}"))
         }
-        CatalogSource::Path(_) => None,
+        CatalogRef::Path(_) => None,
     }
 }
 
@@ -192,11 +183,13 @@ fn catalog_lock(path: &std::path::Path) -> ExitCode {
 }
 
 fn catalog_verify(reference: &str) -> ExitCode {
-    let source = parse_reference(reference);
+    let Some(source) = parse_reference(reference) else {
+        return ExitCode::from(1);
+    };
     let remote = crate::remote::Remote::new(false);
     let bundle = match &source {
         _ if reference == "builtin" => crate::builtin::bundle(),
-        CatalogSource::Path(p) => Bundle::from_path(p, std::path::Path::new(p)),
+        CatalogRef::Path(p) => Bundle::from_path(p, std::path::Path::new(p)),
         _ => match remote.pull(&source) {
             Ok(b) => b,
             Err(e) => {
@@ -211,7 +204,7 @@ fn catalog_verify(reference: &str) -> ExitCode {
     }
     // `file://` URIs resolve inside a local catalog's root; remote catalogs cannot name files.
     let root = match &source {
-        CatalogSource::Path(p) if reference != "builtin" => {
+        CatalogRef::Path(p) if reference != "builtin" => {
             Some(crate::runtime::lock::catalog_root(std::path::Path::new(p)))
         }
         _ => None,
@@ -245,8 +238,11 @@ fn catalog_pull(references: &[String]) -> ExitCode {
     let mut failed = false;
     let mut out = String::new();
     for reference in references {
-        let source = parse_reference(reference);
-        if matches!(source, CatalogSource::Path(_)) {
+        let Some(source) = parse_reference(reference) else {
+            failed = true;
+            continue;
+        };
+        if source.is_path() {
             crate::log!(
                 Level::Error,
                 "{reference}: not a remote catalog (https://… or oci://…)"
@@ -291,8 +287,10 @@ fn catalog_pull(references: &[String]) -> ExitCode {
 }
 
 fn catalog_view(reference: &str) -> ExitCode {
-    let source = parse_reference(reference);
-    let remote = !matches!(source, CatalogSource::Path(_));
+    let Some(source) = parse_reference(reference) else {
+        return ExitCode::from(1);
+    };
+    let remote = !source.is_path();
     let bundle = if reference == "builtin" {
         crate::builtin::bundle()
     } else if remote {
@@ -348,11 +346,11 @@ fn catalog_view(reference: &str) -> ExitCode {
     let _ = writeln!(out, "Publisher: {publisher}");
     if let Some(pin) = &info.pin {
         let pinned = match &source {
-            CatalogSource::Url { url, .. } => {
+            CatalogRef::Url { url, .. } => {
                 format!("url: {url}, sha256: {}", pin.trim_start_matches("sha256:"))
             }
-            CatalogSource::Oci(r) => format!("oci: {}@{pin}", r.split('@').next().unwrap_or(r)),
-            CatalogSource::Path(_) => pin.clone(),
+            CatalogRef::Oci(r) => format!("oci: {}@{pin}", r.split('@').next().unwrap_or(r)),
+            CatalogRef::Path(_) => pin.clone(),
         };
         let _ = writeln!(out, "Pin:       {pinned}");
     }
@@ -555,14 +553,15 @@ mod tests {
                 format!("oci://localhost:5000/platform@{digest}"),
             ),
             (
-                "https://example.co/kustomize/catalog.yaml#sha256=abc",
+                // A valid pin: since issue 10 a bad one is refused when parsed.
+                "https://example.co/kustomize/catalog.yaml#sha256=babababababababababababababababababababababababababababababababa",
                 "https://example.co/kustomize/catalog.yaml".to_owned(),
             ),
         ] {
-            let source = parse_reference(viewed);
+            let source: CatalogRef = viewed.parse().expect("a valid reference");
             let entry = trust_entry(&source).expect("remote");
             let trusted = vec![entry.clone()];
-            let as_loaded = crate::remote::reference_of(&source).expect("remote");
+            let as_loaded = source.remote_name().expect("remote");
             assert!(
                 crate::remote::is_trusted(&as_loaded, &trusted),
                 "{entry} must trust {as_loaded}"
@@ -572,6 +571,6 @@ mod tests {
                 "{entry} must trust {pinned}"
             );
         }
-        assert_eq!(trust_entry(&CatalogSource::Path("x".into())), None);
+        assert_eq!(trust_entry(&CatalogRef::Path("x".into())), None);
     }
 }

@@ -14,13 +14,12 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 use crate::catalog::{self, Catalog};
-use crate::config::{self, CatalogEntry, CatalogSource, Settings};
+use crate::catalog_ref::CatalogRef;
+use crate::config::{self, CatalogEntry, Settings};
 use crate::logger::Level;
 use crate::pipeline::{self, RunContext};
 use crate::resource_list;
 use crate::results::{Results, Severity};
-
-pub use catalog_cmd::parse_reference;
 
 const ABOUT: &str =
     "Resolve kinds through catalogs and expand service objects into manifests (a KRM function)";
@@ -252,7 +251,7 @@ fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
     }
     for (i, c) in args.catalogs.iter().enumerate() {
         settings.catalogs.push(CatalogEntry {
-            source: CatalogSource::Path(c.clone()),
+            source: CatalogRef::Path(c.clone()),
             field: format!("--catalog[{i}]"),
             standard_pattern: None,
         });
@@ -309,7 +308,6 @@ fn function_catalog_yaml(args: &CatalogArgs) -> ExitCode {
         ExitCode::from(1)
     }
 }
-
 fn version() -> ExitCode {
     let (catalog, _) = Catalog::merge(vec![crate::builtin::bundle()], false);
     let builtin = catalog

@@ -9,7 +9,8 @@ use serde_json::Value;
 use super::input::{RunContext, gvk_of, hydrate, is_inline_catalog_item, is_service_set};
 use super::output::GENERATED_FROM;
 use crate::catalog::{Bundle, Catalog, CatalogError};
-use crate::config::{self, CatalogSource, ConfigKind, FunctionConfig, Settings};
+use crate::catalog_ref::CatalogRef;
+use crate::config::{self, ConfigKind, FunctionConfig, Settings};
 use crate::remote::Remote;
 use crate::resource_list;
 use crate::results::{KrmResult, Results, Severity};
@@ -95,7 +96,7 @@ pub fn load_catalogs(
     let mut pattern_fields: Vec<(String, String)> = Vec::new();
     for entry in env_catalogs.iter().chain(&settings.catalogs) {
         let mut bundle = match &entry.source {
-            CatalogSource::Path(p) => {
+            CatalogRef::Path(p) => {
                 let path = resolve_path(&ctx.cwd, p);
                 let mut bundle = Bundle::from_path(p, &path);
                 if !path.exists() {
@@ -105,7 +106,7 @@ pub fn load_catalogs(
                 }
                 bundle
             }
-            CatalogSource::Url { .. } | CatalogSource::Oci(_) => remote
+            CatalogRef::Url { .. } | CatalogRef::Oci(_) => remote
                 .get_or_insert_with(|| Remote::new(settings.offline))
                 .load(&entry.source, &settings.trusted_catalogs),
         };

@@ -142,12 +142,25 @@ pub(super) fn drop_duplicates<'a>(
         Generated { normal: Value, from: String },
     }
     let mut seen: HashMap<(String, String, String, String), Seen> = HashMap::new();
+    // Only identities that something generates can collide: a pass-through package (no
+    // generated objects) costs nothing here, and no per-item record is kept for the others.
+    let generated: std::collections::HashSet<_> = batches
+        .iter()
+        .flat_map(|(_, objects)| objects.iter().map(object_id))
+        .collect();
+    if generated.is_empty() {
+        return;
+    }
     for item in inputs {
+        let id = object_id(item);
+        if !generated.contains(&id) {
+            continue;
+        }
         let from = match resource_list::file_of(item) {
             Some(f) => format!("the input item {} (file {})", describe(item), f.path),
             None => format!("the input item {}", describe(item)),
         };
-        seen.insert(object_id(item), Seen::Input(from));
+        seen.insert(id, Seen::Input(from));
     }
     for (source, objects) in batches {
         objects.retain(|object| {

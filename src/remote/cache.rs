@@ -77,7 +77,7 @@ impl Cache {
     /// Only a well-formed digest names a blob: anything else (`../../x` from an OCI reference
     /// `@sha256:../../x`) would read, and on a hash mismatch remove, a file outside the cache.
     fn blob_path(&self, hex: &str) -> Option<PathBuf> {
-        if !crate::config::is_sha256_hex(hex) {
+        if !crate::catalog_ref::is_sha256_hex(hex) {
             return None;
         }
         self.root.as_ref().map(|r| r.join("blobs/sha256").join(hex))
@@ -264,7 +264,7 @@ mod tests {
         let old = std::time::SystemTime::now() - STALE_TMP - std::time::Duration::from_secs(60);
         let stale = tmp.join("1234.abc.1");
         fs_err::write(&stale, vec![0u8; 1024]).unwrap();
-        std::fs::File::options()
+        fs_err::File::options()
             .write(true)
             .open(&stale)
             .unwrap()

@@ -10,7 +10,7 @@ pub mod oci;
 use std::cell::OnceCell;
 
 use crate::catalog::{Bundle, CatalogError, Origin};
-use crate::config::CatalogSource;
+use crate::catalog_ref::{CatalogRef, Digest};
 use crate::verify::sha256_hex;
 use cache::{Cache, RefEntry};
 use net::{Net, check_transport};
@@ -143,15 +143,6 @@ pub fn check_url_path(text: &str) -> Result<reqwest::Url, String> {
     Ok(url)
 }
 
-/// The name a source is known by: the URL, or `oci://ref`.
-pub fn reference_of(source: &CatalogSource) -> Option<String> {
-    match source {
-        CatalogSource::Url { url, .. } => Some(url.clone()),
-        CatalogSource::Oci(r) => Some(format!("oci://{r}")),
-        CatalogSource::Path(_) => None,
-    }
-}
-
 /// Loads remote catalogs through the cache; the network is set up on first need.
 pub struct Remote {
     cache: Cache,
@@ -232,8 +223,8 @@ impl Remote {
     }
 
     /// Load a remote source as a bundle, checking trust first. Problems are in the bundle.
-    pub fn load(&self, source: &CatalogSource, trusted: &[String]) -> Bundle {
-        let Some(reference) = reference_of(source) else {
+    pub fn load(&self, source: &CatalogRef, trusted: &[String]) -> Bundle {
+        let Some(reference) = source.remote_name() else {
             return Bundle::failed(
                 Origin::Path(String::new()),
                 CatalogError::new("catalog", "not a remote source"),
@@ -241,7 +232,7 @@ impl Remote {
         };
         let origin = origin_of(source);
         let label = origin.label();
-        if let CatalogSource::Url { url, .. } = source
+        if let CatalogRef::Url { url, .. } = source
             && let Err(e) = check_url_path(url)
         {
             let message = e.strip_prefix(&format!("{url}: ")).unwrap_or(&e).to_owned();
@@ -277,22 +268,22 @@ impl Remote {
     /// Fetch a source even when cached (refreshing tags and unpinned URLs) and store it.
     /// Redirects must stay on https (or loopback http); there is no trust list to check them
     /// against (`catalog view` is how a user decides to trust).
-    pub fn pull(&self, source: &CatalogSource) -> Result<Bundle, String> {
+    pub fn pull(&self, source: &CatalogRef) -> Result<Bundle, String> {
         self.resolve(source, true, None)
     }
 
     fn resolve(
         &self,
-        source: &CatalogSource,
+        source: &CatalogRef,
         refresh: bool,
         trusted: Option<&[String]>,
     ) -> Result<Bundle, String> {
         match source {
-            CatalogSource::Url { url, sha256 } => {
-                self.resolve_url(url, sha256.as_deref(), refresh, trusted)
+            CatalogRef::Url { url, sha256 } => {
+                self.resolve_url(url, sha256.as_ref().map(Digest::hex), refresh, trusted)
             }
-            CatalogSource::Oci(r) => self.resolve_oci(r, refresh),
-            CatalogSource::Path(p) => Err(format!("{p} is a local path")),
+            CatalogRef::Oci(r) => self.resolve_oci(r, refresh),
+            CatalogRef::Path(p) => Err(format!("{p} is a local path")),
         }
     }
 
@@ -323,13 +314,6 @@ impl Remote {
         if let Some(fragment) = parsed.fragment() {
             return Err(format!(
                 "{url}: the fragment \"#{fragment}\" pins nothing (it is never sent or checked); set the entry's sha256 field instead"
-            ));
-        }
-        if let Some(pin) = pin
-            && !crate::config::is_sha256_hex(pin)
-        {
-            return Err(format!(
-                "{url}: sha256 pin \"{pin}\" is not a sha256 digest (64 lowercase hex characters)"
             ));
         }
         let origin = Origin::Url(url.to_owned());
@@ -533,11 +517,11 @@ impl Remote {
     }
 }
 
-fn origin_of(source: &CatalogSource) -> Origin {
+fn origin_of(source: &CatalogRef) -> Origin {
     match source {
-        CatalogSource::Url { url, .. } => Origin::Url(url.clone()),
-        CatalogSource::Oci(r) => Origin::Oci(r.clone()),
-        CatalogSource::Path(p) => Origin::Path(p.clone()),
+        CatalogRef::Url { url, .. } => Origin::Url(url.clone()),
+        CatalogRef::Oci(r) => Origin::Oci(r.clone()),
+        CatalogRef::Path(p) => Origin::Path(p.clone()),
     }
 }
 

@@ -126,7 +126,7 @@ impl Net {
             // The digest becomes part of a URL path: only a well-formed sha256 gets there.
             if !layer_digest
                 .strip_prefix("sha256:")
-                .is_some_and(crate::config::is_sha256_hex)
+                .is_some_and(crate::catalog_ref::is_sha256_hex)
             {
                 return Err(FetchError::fatal(format!(
                     "{what}: layer digest \"{layer_digest}\" is not sha256:<64 lowercase hex characters>"

@@ -38,6 +38,7 @@ fn to_json_value(value: &Value) -> Result<serde_json::Value, Error> {
             "cannot serialize an undefined value",
         ));
     }
+    check_serialized_size(value)?;
     serde_json::to_value(value).map_err(|e| {
         Error::new(
             ErrorKind::InvalidOperation,
@@ -75,40 +76,82 @@ fn from_json(text: &str) -> Result<Value, Error> {
     Ok(Value::from(Serde(parsed)))
 }
 
-fn pad_lines(text: &str, width: usize) -> String {
+/// Sprig-style indentation, checked against the render's budget before anything is built
+/// (`indent(9223372036854775807)` must be an error, not an allocation failure).
+fn pad_lines(text: &str, width: usize) -> Result<String, Error> {
+    let lines = text.bytes().filter(|b| *b == b'\n').count() + 1;
+    minijinja::budget::fits(text.len().saturating_add(lines.saturating_mul(width)))?;
     let pad = " ".repeat(width);
     let mut out = String::with_capacity(text.len() + pad.len());
     out.push_str(&pad);
     out.push_str(&text.replace('\n', &format!("\n{pad}")));
-    out
+    Ok(out)
 }
 
 /// `indent(n)`: Sprig semantics, every line (the first too) gets `n` spaces.
-fn indent(value: &Value, width: usize) -> Value {
-    Value::from_safe_string(pad_lines(&display(value), width))
+fn indent(value: &Value, width: usize) -> Result<Value, Error> {
+    Ok(Value::from_safe_string(pad_lines(&display(value)?, width)?))
 }
 
 /// `nindent(n)`: a newline, then `indent(n)`.
-fn nindent(value: &Value, width: usize) -> Value {
-    Value::from_safe_string(format!("\n{}", pad_lines(&display(value), width)))
+fn nindent(value: &Value, width: usize) -> Result<Value, Error> {
+    Ok(Value::from_safe_string(format!(
+        "\n{}",
+        pad_lines(&display(value)?, width)?
+    )))
 }
 
-fn display(value: &Value) -> String {
+/// A value as text, bounded by the render's budget (a list nested in itself many times has
+/// a huge text for a small value).
+fn display(value: &Value) -> Result<String, Error> {
     if value.is_none() || value.is_undefined() {
-        String::new()
+        Ok(String::new())
+    } else if let Some(s) = value.as_str() {
+        Ok(s.to_owned())
     } else {
-        value.to_string()
+        minijinja::budget::BoundedString::format(format_args!("{value}"))
     }
 }
 
-/// `quote`: a double-quoted string (JSON escaping is valid YAML).
-fn quote(value: &Value) -> Value {
-    let s = display(value);
-    Value::from_safe_string(serde_json::Value::String(s).to_string())
+/// An error if a value would take more than what is left of the budget to serialize:
+/// bytes of its strings plus a few per node, walked with a stop (shared nested lists have
+/// few values but a huge expansion).
+fn check_serialized_size(value: &Value) -> Result<(), Error> {
+    fn walk(value: &Value, total: &mut usize) -> Result<(), Error> {
+        *total = total.saturating_add(value.as_str().map_or(8, |s| s.len() + 2));
+        minijinja::budget::fits(*total)?;
+        if matches!(
+            value.kind(),
+            minijinja::value::ValueKind::Seq | minijinja::value::ValueKind::Map
+        ) && let Ok(iter) = value.try_iter()
+        {
+            for key in iter {
+                walk(&key, total)?;
+                if value.kind() == minijinja::value::ValueKind::Map
+                    && let Ok(v) = value.get_item(&key)
+                {
+                    walk(&v, total)?;
+                }
+            }
+        }
+        Ok(())
+    }
+    let mut total = 0;
+    walk(value, &mut total)
 }
 
-fn b64enc(value: &Value) -> Value {
-    Value::from(base64::engine::general_purpose::STANDARD.encode(display(value)))
+/// `quote`: a double-quoted string (JSON escaping is valid YAML).
+fn quote(value: &Value) -> Result<Value, Error> {
+    let s = display(value)?;
+    Ok(Value::from_safe_string(
+        serde_json::Value::String(s).to_string(),
+    ))
+}
+
+fn b64enc(value: &Value) -> Result<Value, Error> {
+    Ok(Value::from(
+        base64::engine::general_purpose::STANDARD.encode(display(value)?),
+    ))
 }
 
 fn b64dec(text: &str) -> Result<Value, Error> {
@@ -123,8 +166,10 @@ fn b64dec(text: &str) -> Result<Value, Error> {
     })
 }
 
-fn sha256sum(value: &Value) -> Value {
-    Value::from(hex(&Sha256::digest(display(value).as_bytes())))
+fn sha256sum(value: &Value) -> Result<Value, Error> {
+    Ok(Value::from(hex(&Sha256::digest(
+        display(value)?.as_bytes(),
+    ))))
 }
 
 fn short(digest: &str, len: Option<usize>) -> Value {
@@ -133,13 +178,16 @@ fn short(digest: &str, len: Option<usize>) -> Value {
 }
 
 /// `sha1short`: the first 20 hex characters of SHA-1 (api-syncagent's `$remoteNameHash`).
-fn sha1short(value: &Value, len: Option<usize>) -> Value {
-    short(&hex(&Sha1::digest(display(value).as_bytes())), len)
+fn sha1short(value: &Value, len: Option<usize>) -> Result<Value, Error> {
+    Ok(short(&hex(&Sha1::digest(display(value)?.as_bytes())), len))
 }
 
 /// `sha3short`: the first 20 (or `len`) hex characters of SHA3-256.
-fn sha3short(value: &Value, len: Option<usize>) -> Value {
-    short(&hex(&Sha3_256::digest(display(value).as_bytes())), len)
+fn sha3short(value: &Value, len: Option<usize>) -> Result<Value, Error> {
+    Ok(short(
+        &hex(&Sha3_256::digest(display(value)?.as_bytes())),
+        len,
+    ))
 }
 
 /// `x | required("msg")`: fail when undefined, none or empty.

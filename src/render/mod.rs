@@ -2,8 +2,10 @@
 //!
 //! Templates run sandboxed: no loader (only catalog templates can be included), strict
 //! undefined (a typo fails instead of printing nothing), no auto-escaping (output is YAML, not
-//! HTML), bounded by fuel and output size. Output is parsed as YAML and every document must be
-//! a KRM object; errors name the template and line.
+//! HTML), bounded by fuel, by a memory budget and a time limit per render (our minijinja
+//! patch, `vendor/minijinja/PATCHES.md`: strings, lists and output are charged as they are
+//! created), and by output size. Output is parsed as YAML and every document must be a KRM
+//! object; errors name the template and line.
 
 pub mod helpers;
 
@@ -21,6 +23,30 @@ use crate::service::definition::Status;
 pub const FUEL: u64 = 5_000_000;
 /// Largest output one template render may produce.
 pub const MAX_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
+/// Bytes one template render may allocate for strings, lists and output, counted as they are
+/// created (a string built by doubling counts every step), unless
+/// `KRM_CATALOG_TEMPLATE_MAX_BYTES` says otherwise.
+pub const TEMPLATE_MAX_BYTES: usize = 128 * 1024 * 1024;
+/// Seconds one template render may take, unless `KRM_CATALOG_TEMPLATE_TIMEOUT` says otherwise.
+pub const TEMPLATE_TIMEOUT_SECS: u64 = 10;
+
+fn env_number<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+/// The budget of one template render.
+pub fn limits() -> minijinja::budget::Limits {
+    static LIMITS: std::sync::OnceLock<minijinja::budget::Limits> = std::sync::OnceLock::new();
+    *LIMITS.get_or_init(|| minijinja::budget::Limits {
+        max_bytes: env_number("KRM_CATALOG_TEMPLATE_MAX_BYTES").unwrap_or(TEMPLATE_MAX_BYTES),
+        // No single value is useful beyond what one render may output.
+        max_value_bytes: MAX_OUTPUT_BYTES,
+        max_output_bytes: MAX_OUTPUT_BYTES,
+        max_duration: Some(std::time::Duration::from_secs(
+            env_number("KRM_CATALOG_TEMPLATE_TIMEOUT").unwrap_or(TEMPLATE_TIMEOUT_SECS),
+        )),
+    })
+}
 
 /// A template that failed, with where.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -46,9 +72,24 @@ impl RenderError {
     fn from_minijinja(template: &str, err: &minijinja::Error) -> Self {
         // Errors raised inside an included template carry that template's name and line.
         let name = err.name().unwrap_or(template).to_owned();
+        let detail = err.detail().unwrap_or("");
         let mut message = if err.kind() == minijinja::ErrorKind::OutOfFuel {
             format!(
                 "template ran out of fuel: it executed more than {FUEL} instructions (an endless or far too large loop)"
+            )
+        } else if minijinja::budget::output_exceeded() {
+            format!("output is more than the limit of {MAX_OUTPUT_BYTES} bytes")
+        } else if detail.contains("memory budget") || minijinja::budget::exhausted() {
+            // A budget error can reach us wrapped (`cannot serialize to JSON`) or as a bare
+            // write failure: the budget itself says whether it was the cause.
+            format!(
+                "template exceeded its memory budget: it created more than {} bytes of strings, lists and output, or one value over {MAX_OUTPUT_BYTES} bytes (a string or list growing in a loop, or a huge width or repeat count); fix the template or raise KRM_CATALOG_TEMPLATE_MAX_BYTES",
+                limits().max_bytes
+            )
+        } else if detail.contains("time limit") {
+            format!(
+                "template ran longer than its time limit of {} seconds; fix the template or raise KRM_CATALOG_TEMPLATE_TIMEOUT",
+                limits().max_duration.map_or(0, |d| d.as_secs())
             )
         } else {
             err.detail().map_or_else(
@@ -187,15 +228,18 @@ fn render_one(
     let template = env
         .get_template(name)
         .map_err(|e| RenderError::from_minijinja(name, &e))?;
-    let text = template
-        .render(ctx)
-        .map_err(|e| RenderError::from_minijinja(name, &e))?;
+    let text = {
+        let _budget = minijinja::budget::enter(limits());
+        template
+            .render(ctx)
+            .map_err(|e| RenderError::from_minijinja(name, &e))?
+    };
     if text.len() > MAX_OUTPUT_BYTES {
         return Err(RenderError {
             template: name.to_owned(),
             line: None,
             message: format!(
-                "output is {} bytes, more than the limit of {MAX_OUTPUT_BYTES}",
+                "output is {} bytes, more than the limit of {MAX_OUTPUT_BYTES} bytes",
                 text.len()
             ),
         });

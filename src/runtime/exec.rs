@@ -249,6 +249,10 @@ fn private_temp_dir() -> Result<PathBuf, String> {
         h.write_u32(attempt);
         h.write_u32(std::process::id());
         let dir = base.join(format!("krm-catalog-bin-{:016x}", h.finish()));
+        #[expect(
+            clippy::disallowed_types,
+            reason = "fs_err has no DirBuilder; the errors below name the path"
+        )]
         let mut builder = std::fs::DirBuilder::new();
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);

@@ -28,7 +28,7 @@ impl ImageRef {
                 let hex = digest
                     .strip_prefix("sha256:")
                     .ok_or_else(|| format!("\"{reference}\": only sha256 digests are supported"))?;
-                if !crate::config::is_sha256_hex(hex) {
+                if !crate::catalog_ref::is_sha256_hex(hex) {
                     return Err(format!(
                         "\"{reference}\": \"{digest}\" is not a sha256 digest"
                     ));

@@ -17,7 +17,7 @@ pub fn normalize_digest(declared: &str) -> Result<String, String> {
         .trim()
         .strip_prefix("sha256:")
         .unwrap_or(declared.trim());
-    if crate::config::is_sha256_hex(hex) {
+    if crate::catalog_ref::is_sha256_hex(hex) {
         Ok(format!("sha256:{hex}"))
     } else {
         Err(format!(

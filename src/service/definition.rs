@@ -7,8 +7,8 @@
 
 use serde_json::{Map, Value};
 
-use super::schema::ConfigSchema;
 use crate::gvk::{self, Gvk};
+use crate::schema::ConfigSchema;
 use crate::strict::{Problem, Reader, join};
 
 /// The API version of kubara documents.

@@ -4,10 +4,10 @@
 
 use serde_json::{Map, Value, json};
 
-use super::defaulting;
 use super::definition::{ServiceDefinition, Status};
-use super::schema::{self, AdditionalProperties, FieldError, PathSegment, Structural};
 use crate::catalog::Service;
+use crate::schema::defaulting;
+use crate::schema::{self, AdditionalProperties, FieldError, PathSegment, Structural};
 use crate::strict::{Problem, index, join};
 
 /// What to do with fields an instance's schema does not declare: the apiserver's

@@ -10,9 +10,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use krm_catalog::catalog::{Bundle, Catalog, Origin};
-use krm_catalog::service::defaulting;
+use krm_catalog::schema::defaulting;
+use krm_catalog::schema::{self, ConfigSchema};
 use krm_catalog::service::instance::{self, UnknownFields};
-use krm_catalog::service::schema::{self, ConfigSchema};
 use krm_catalog::yaml;
 use serde_json::{Value, json};
 

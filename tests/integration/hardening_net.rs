@@ -679,7 +679,7 @@ fn issue9_stale_temp_files_in_the_cache_are_cleaned() {
     // What a writer killed an hour ago left behind.
     let stale = tmp.join("4242.deadbeef.1");
     fs_err::write(&stale, vec![0u8; 1 << 20]).expect("write");
-    std::fs::File::options()
+    fs_err::File::options()
         .write(true)
         .open(&stale)
         .and_then(|f| f.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600)))

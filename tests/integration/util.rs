@@ -90,7 +90,7 @@ pub fn skipped(test: &str, reason: &str) {
     let line = format!("SKIPPED {test}: {reason}");
     eprintln!("{line}");
     if let Some(path) = std::env::var_os("KRM_CATALOG_SKIP_LOG") {
-        let file = std::fs::OpenOptions::new()
+        let file = fs_err::OpenOptions::new()
             .append(true)
             .create(true)
             .open(path);

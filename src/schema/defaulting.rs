@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use super::schema::{AdditionalProperties, Structural};
+use super::structural::{AdditionalProperties, Structural};
 
 /// `PruneNonNullableNullsWithoutDefaults` (defaulting/prunenulls.go).
 ///

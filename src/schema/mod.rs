@@ -1,0 +1,229 @@
+//! CRD `openAPIV3Schema` handling, shared by service config schemas and (next) function kinds.
+//!
+//! A port of the apiextensions-apiserver structural-schema rules (`NewStructural`,
+//! `ValidateStructural`, CRD keyword validation, `ValidateDefaults`), structural defaulting and
+//! pruning, the conversion to a JSON Schema (draft 7) that behaves like the kube-openapi
+//! validator, the Kubernetes (go-openapi strfmt) format checkers, and the mapping of validation
+//! errors to Kubernetes-style field errors.
+//!
+//! The files, bottom to top; a file imports only files listed before it (unit tests may also
+//! build fixtures through the public API below, see `testutil`):
+//! - `structural`: the model (`Structural`, `SchemaProblem`, `PathSegment`, `FieldError`);
+//! - `goregex`: Go RE2 patterns on the `regex` crate;
+//! - `duration`, `email`: Go `time.ParseDuration` and `net/mail.ParseAddress`;
+//! - `formats`: the Kubernetes string formats (uses `duration`, `email`);
+//! - `defaulting`, `prune`: structural defaulting and pruning (use `structural`);
+//! - `convert`: CRD schema → JSON Schema (uses `formats`);
+//! - `validate`: compile and map errors to field errors (uses `structural`, `formats`, `goregex`);
+//! - `decode`: one node read like `JSONSchemaProps`, the problem collector (uses `structural`,
+//!   `goregex`);
+//! - `check`: the structural-schema checks (uses all of the above);
+//! - this file: `ConfigSchema`, the public entry point, and the re-exports.
+
+mod check;
+mod convert;
+mod decode;
+pub mod defaulting;
+mod duration;
+mod email;
+mod formats;
+mod goregex;
+mod prune;
+mod structural;
+#[cfg(test)]
+mod testutil;
+mod validate;
+
+use jsonschema::Validator;
+use serde_json::Value;
+
+use decode::{Checker, Level, SPath};
+
+pub use convert::to_json_schema;
+pub use formats::check_format;
+pub use prune::{OBJECT_META_FIELDS, prune};
+pub use structural::{
+    AdditionalProperties, FieldError, PathSegment, SchemaProblem, Structural, render_path,
+};
+pub use validate::{compile, validate_with};
+
+/// A checked CRD-style config schema with its converted JSON Schema and compiled validator.
+#[derive(Debug, Clone)]
+pub struct ConfigSchema {
+    raw: Value,
+    structural: Structural,
+    json_schema: Value,
+    warnings: Vec<SchemaProblem>,
+    validator: Validator,
+}
+
+impl ConfigSchema {
+    /// Parse and check a CRD-style schema; returns ALL problems found (not just the first).
+    ///
+    /// # Errors
+    /// Every structural-schema, keyword and default problem, each with its schema path.
+    pub fn parse(raw: &Value) -> Result<ConfigSchema, Vec<SchemaProblem>> {
+        let mut checker = Checker {
+            full: true,
+            ..Checker::default()
+        };
+        let structural = checker.structural(raw, &SPath::default(), Level::Root);
+        let json_schema = to_json_schema(raw);
+        if !checker.problems.is_empty() {
+            return Err(checker.problems);
+        }
+        match compile(&json_schema) {
+            Ok(validator) => Ok(ConfigSchema {
+                raw: raw.clone(),
+                structural,
+                json_schema,
+                warnings: checker.warnings,
+                validator,
+            }),
+            // Our checks should catch everything the compiler rejects; report it if they did not.
+            Err(e) => Err(vec![SchemaProblem {
+                path: String::new(),
+                message: format!("does not compile as a JSON Schema: {e}"),
+            }]),
+        }
+    }
+
+    /// The schema as given.
+    #[must_use]
+    pub fn raw(&self) -> &Value {
+        &self.raw
+    }
+
+    /// The structural schema (defaulting, pruning, explain).
+    #[must_use]
+    pub fn structural(&self) -> &Structural {
+        &self.structural
+    }
+
+    /// The converted JSON Schema (draft-07 keywords) used for validation and editor schemas.
+    #[must_use]
+    pub fn json_schema(&self) -> &Value {
+        &self.json_schema
+    }
+
+    /// Non-fatal findings (e.g. a `default` on the root, which Kubernetes never applies).
+    #[must_use]
+    pub fn warnings(&self) -> &[SchemaProblem] {
+        &self.warnings
+    }
+
+    /// Validate an instance (e.g. a service's `config`) and return every error.
+    #[must_use]
+    pub fn validate(&self, instance: &Value) -> Vec<FieldError> {
+        validate_with(&self.validator, &self.json_schema, instance)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testutil::*;
+    use super::*;
+    use serde_json::json;
+
+    // --- Corpus (kubara-io/catalogs@e383e84 general/services/*.yaml configSchema) ---
+
+    fn corpus_cert_manager() -> Value {
+        json!({
+            "type": "object",
+            "required": ["clusterIssuer"],
+            "properties": {"clusterIssuer": {
+                "type": "object",
+                "default": {},
+                "required": ["name", "email", "server"],
+                "properties": {
+                    "name": {"type": "string", "default": "letsencrypt-staging", "minLength": 1},
+                    "email": {"type": "string", "format": "email", "default": "yourname@your-domain.de"},
+                    "server": {"type": "string", "format": "uri", "default": "https://acme-staging-v02.api.letsencrypt.org/directory"}
+                }
+            }}
+        })
+    }
+
+    fn corpus_velero() -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "backupMode": {"type": "string", "default": "fs-backup", "enum": ["fs-backup", "csi-snapshot", "csi-data-mover"],
+                    "description": "Volume backup strategy. fs-backup uses file-system backups via the node agent. csi-snapshot uses CSI snapshots. csi-data-mover uses CSI snapshots and moves snapshot data to object storage."},
+                "backupStorage": {"type": "object", "default": {},
+                    "description": "Backup storage configuration. Set create to true to let kubara create the backup bucket and credentials where supported. Set create to false to use an existing S3-compatible bucket. Set s3Url explicitly to the S3-compatible endpoint Velero should use.",
+                    "properties": {
+                        "create": {"type": "boolean", "default": true},
+                        "bucketName": {"type": "string", "minLength": 1},
+                        "region": {"type": "string", "default": "eu01", "minLength": 1},
+                        "s3Url": {"type": "string", "format": "uri", "description": "S3-compatible endpoint URL used by Velero. Must be set when Velero is enabled."}
+                    }}
+            }
+        })
+    }
+
+    fn corpus_metallb() -> Value {
+        json!({
+            "type": "object",
+            "required": ["publicLoadBalancerIPs", "loadBalancerAddressPool"],
+            "properties": {
+                "publicLoadBalancerIPs": {"type": "string",
+                    "description": "Specifies a comma-separated list of IPs to be used for public DNS record targets https://kubernetes-sigs.github.io/external-dns/latest/docs/annotations/annotations/#external-dnsalphakubernetesiotarget"},
+                "loadBalancerAddressPool": {"type": "array", "items": {"type": "string"},
+                    "description": "MetalLB will allocate IPs from any configured address pool with free addresses. https://metallb.universe.tf/configuration/_advanced_ipaddresspool_configuration/"}
+            }
+        })
+    }
+
+    #[test]
+    fn corpus_schemas_parse_cleanly() {
+        for raw in [corpus_cert_manager(), corpus_velero(), corpus_metallb()] {
+            let c = parsed(&raw);
+            assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+            assert_eq!(Structural::from_json(&raw).as_ref(), Ok(c.structural()));
+        }
+    }
+
+    #[test]
+    fn corpus_defaulted_configs_validate() {
+        use super::defaulting::default_config;
+        let cert = parsed(&corpus_cert_manager());
+        let config = default_config(None, cert.structural()).unwrap();
+        assert!(cert.validate(&config).is_empty());
+        let bad = json!({"clusterIssuer": {"name": "", "email": "not-an-email", "server": "acme"}});
+        assert_eq!(
+            cert.validate(&bad)
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            [
+                r#"clusterIssuer.email: Invalid value: "not-an-email": must be a valid email"#,
+                r#"clusterIssuer.name: Invalid value: "": must be at least 1 characters long"#,
+                r#"clusterIssuer.server: Invalid value: "acme": must be a valid uri"#,
+            ]
+        );
+        assert_eq!(
+            cert.validate(&json!({}))
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["clusterIssuer: Required value"]
+        );
+        let velero = parsed(&corpus_velero());
+        let config = default_config(None, velero.structural()).unwrap();
+        assert!(velero.validate(&config).is_empty());
+        let metallb = parsed(&corpus_metallb());
+        assert_eq!(default_config(None, metallb.structural()), None);
+        assert_eq!(
+            metallb
+                .validate(&json!({"loadBalancerAddressPool": ["10.0.0.0/24", 1]}))
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            [
+                r"loadBalancerAddressPool[1]: Invalid value: 1: must be of type string",
+                "publicLoadBalancerIPs: Required value"
+            ]
+        );
+    }
+}

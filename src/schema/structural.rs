@@ -1,0 +1,202 @@
+//! The structural schema model: `Structural` (the port of apiextensions-apiserver
+//! `schema.Structural`), schema problems, instance paths and field errors.
+//!
+//! Imports nothing from the other schema files.
+
+use std::fmt::{self, Write as _};
+
+use serde_json::Value;
+
+/// `additionalProperties` of a structural schema: a boolean or a schema.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AdditionalProperties {
+    /// `additionalProperties: true|false` (no schema).
+    Bool(bool),
+    /// `additionalProperties: {...}` (Kubernetes reads this as "allowed, with this schema").
+    Schema(Box<Structural>),
+}
+
+impl AdditionalProperties {
+    /// The schema for additional properties; `None` for the boolean forms.
+    #[must_use]
+    pub fn schema(&self) -> Option<&Structural> {
+        match self {
+            Self::Schema(s) => Some(s),
+            Self::Bool(_) => None,
+        }
+    }
+}
+
+/// Port of apiextensions-apiserver `schema.Structural` (only what defaulting, pruning and explain need).
+#[allow(clippy::struct_excessive_bools)] // mirrors the upstream Generic/Extensions flags one to one
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Structural {
+    /// `type`; empty when absent.
+    pub type_: String,
+    /// `title`.
+    pub title: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// `default`; `None` also for `default: null` (Kubernetes treats it as no default).
+    pub default: Option<Value>,
+    /// `nullable`.
+    pub nullable: bool,
+    /// `format` as written.
+    pub format: Option<String>,
+    /// `enum` values.
+    pub enum_: Vec<Value>,
+    /// `required` property names.
+    pub required: Vec<String>,
+    /// `properties` in source order.
+    pub properties: Vec<(String, Structural)>,
+    /// `additionalProperties`.
+    pub additional_properties: Option<AdditionalProperties>,
+    /// `items`.
+    pub items: Option<Box<Structural>>,
+    /// `x-kubernetes-preserve-unknown-fields`.
+    pub x_preserve_unknown_fields: bool,
+    /// `x-kubernetes-int-or-string`.
+    pub x_int_or_string: bool,
+    /// `x-kubernetes-embedded-resource`.
+    pub x_embedded_resource: bool,
+}
+
+impl Structural {
+    /// The declared property `name`, if any.
+    #[must_use]
+    pub fn property(&self, name: &str) -> Option<&Structural> {
+        self.properties
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, s)| s)
+    }
+}
+
+/// A problem in a schema, located by its dotted schema path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaProblem {
+    /// Dotted path from the schema root (`properties.a.items`, `allOf[0].type`); "" for the root.
+    pub path: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for SchemaProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+/// One step of an instance path.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PathSegment {
+    /// An object key.
+    Key(String),
+    /// An array index.
+    Index(usize),
+}
+
+/// A validation error at a path of the validated instance.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FieldError {
+    /// Path relative to the validated instance.
+    pub path: Vec<PathSegment>,
+    /// Kubernetes field-error style message.
+    pub message: String,
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", render_path(&self.path), self.message)
+        }
+    }
+}
+
+/// Render a path as `a.b[0].c`; keys that would be ambiguous are quoted (`a["x.y"]`).
+#[must_use]
+pub fn render_path(path: &[PathSegment]) -> String {
+    let mut out = String::new();
+    for seg in path {
+        match seg {
+            PathSegment::Index(i) => {
+                let _ = write!(out, "[{i}]");
+            }
+            PathSegment::Key(k) => {
+                let plain = !k.is_empty()
+                    && k.chars()
+                        .all(|c| !matches!(c, '.' | '[' | ']' | '"') && !c.is_whitespace());
+                if plain {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(k);
+                } else {
+                    out.push('[');
+                    out.push_str(&quote(k));
+                    out.push(']');
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `path` with `seg` appended.
+pub(super) fn child(path: &[PathSegment], seg: PathSegment) -> Vec<PathSegment> {
+    let mut p = path.to_vec();
+    p.push(seg);
+    p
+}
+
+/// A string as a JSON string literal (`"a.b"`), for messages and odd path keys.
+pub(super) fn quote(s: &str) -> String {
+    Value::String(s.to_owned()).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn problems_display_with_their_path() {
+        let p = SchemaProblem {
+            path: "properties.a.type".into(),
+            message: "m".into(),
+        };
+        assert_eq!(p.to_string(), "properties.a.type: m");
+        assert_eq!(
+            SchemaProblem {
+                path: String::new(),
+                message: "m".into()
+            }
+            .to_string(),
+            "m"
+        );
+        assert_eq!(
+            FieldError {
+                path: vec![],
+                message: "Required value".into()
+            }
+            .to_string(),
+            "Required value"
+        );
+    }
+
+    #[test]
+    fn render_path_quotes_odd_keys() {
+        let p = [
+            PathSegment::Key("a".into()),
+            PathSegment::Key("b.c".into()),
+            PathSegment::Index(2),
+            PathSegment::Key("d".into()),
+        ];
+        assert_eq!(render_path(&p), r#"a["b.c"][2].d"#);
+    }
+}
