@@ -356,10 +356,8 @@ impl Expander<'_> {
         false
     }
 
-    fn expand_object(&mut self, item: &Value, index: usize, is_config: bool) -> Vec<Value> {
-        let catalog = self.catalog;
-        let service = &catalog.services()[index];
-        let def = &service.definition;
+    /// The item's `spec` (null when absent); one that is not an object is an error.
+    fn object_spec(&mut self, item: &Value) -> Option<Value> {
         let spec = item.get("spec").cloned().unwrap_or(Value::Null);
         if !spec.is_object() && !spec.is_null() {
             self.results.push(
@@ -370,8 +368,18 @@ impl Expander<'_> {
                 .about(item)
                 .at("spec"),
             );
-            return Vec::new();
+            return None;
         }
+        Some(spec)
+    }
+
+    fn expand_object(&mut self, item: &Value, index: usize, is_config: bool) -> Vec<Value> {
+        let catalog = self.catalog;
+        let service = &catalog.services()[index];
+        let def = &service.definition;
+        let Some(spec) = self.object_spec(item) else {
+            return Vec::new();
+        };
         // A KEP `service` runtime may declare a schema for this version of the kind.
         if let Some(Kind::Service {
             schema: Some(schema),
@@ -450,18 +458,9 @@ impl Expander<'_> {
 
     fn expand_set(&mut self, item: &Value, is_config: bool) -> Vec<Value> {
         let catalog = self.catalog;
-        let spec = item.get("spec").cloned().unwrap_or(Value::Null);
-        if !spec.is_object() && !spec.is_null() {
-            self.results.push(
-                KrmResult::error(format!(
-                    "must be an object, not {}",
-                    crate::strict::type_name(&spec)
-                ))
-                .about(item)
-                .at("spec"),
-            );
+        let Some(spec) = self.object_spec(item) else {
             return Vec::new();
-        }
+        };
         let (scope, rest) = self.item_scope(&spec, &["services"], is_config, item);
         let mut services = match rest.get("services") {
             None | Some(Value::Null) => Map::new(),
