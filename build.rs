@@ -11,6 +11,8 @@ mod catalog;
 mod catalog_ref;
 #[path = "src/config.rs"]
 mod config;
+#[path = "src/env.rs"]
+mod env;
 #[path = "src/gvk.rs"]
 mod gvk;
 #[path = "src/render/mod.rs"]

@@ -334,14 +334,9 @@ fn read_catalogs(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Vec<
     out
 }
 
-/// Environment variable with catalog paths (`:`-separated) loaded after the built-in catalog
-/// and before `spec.catalogs`: how a derived container image bakes in a team's catalog.
-pub const CATALOGS_ENV: &str = "KRM_CATALOG_CATALOGS";
-
-/// The catalogs named by [`CATALOGS_ENV`].
+/// The catalogs named by [`crate::env::CATALOGS`].
 pub fn env_catalogs() -> Vec<CatalogEntry> {
-    std::env::var(CATALOGS_ENV)
-        .unwrap_or_default()
+    crate::env::catalogs()
         .split(':')
         .map(str::trim)
         .filter(|p| !p.is_empty())
@@ -349,7 +344,7 @@ pub fn env_catalogs() -> Vec<CatalogEntry> {
         .map(|(i, p)| CatalogEntry {
             // `:` separates entries, so no entry is a URL: each is a path.
             source: CatalogRef::Path(p.to_owned()),
-            field: format!("{CATALOGS_ENV}[{i}]"),
+            field: format!("{}[{i}]", crate::env::CATALOGS),
             standard_pattern: None,
         })
         .collect()

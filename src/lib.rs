@@ -12,6 +12,7 @@ pub mod catalog;
 pub mod catalog_ref;
 pub mod cli;
 pub mod config;
+pub mod env;
 pub mod functions;
 pub mod gvk;
 pub mod logger;

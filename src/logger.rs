@@ -24,18 +24,15 @@ pub enum Level {
 
 /// Set the level from `-v` count and `RUST_LOG`.
 pub fn init(verbose: u8) {
-    let from_env =
-        std::env::var("RUST_LOG")
-            .ok()
-            .and_then(|v| match v.to_ascii_lowercase().as_str() {
-                "off" => Some(0),
-                "error" => Some(1),
-                "warn" => Some(2),
-                "info" => Some(3),
-                "debug" => Some(4),
-                "trace" => Some(5),
-                _ => None,
-            });
+    let from_env = crate::env::rust_log().and_then(|v| match v.to_ascii_lowercase().as_str() {
+        "off" => Some(0),
+        "error" => Some(1),
+        "warn" => Some(2),
+        "info" => Some(3),
+        "debug" => Some(4),
+        "trace" => Some(5),
+        _ => None,
+    });
     let level = if verbose > 0 {
         2 + verbose.min(3)
     } else {

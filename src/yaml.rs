@@ -16,13 +16,7 @@ pub const MAX_INPUT_BYTES: usize = 256 * 1024 * 1024;
 
 /// The input size limit in effect: [`MAX_INPUT_BYTES`] or `KRM_CATALOG_MAX_INPUT_BYTES`.
 pub fn max_input_bytes() -> usize {
-    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *LIMIT.get_or_init(|| {
-        std::env::var("KRM_CATALOG_MAX_INPUT_BYTES")
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(MAX_INPUT_BYTES)
-    })
+    crate::env::max_input_bytes()
 }
 /// Deepest nesting we accept; Kubernetes objects rarely go past 20 levels.
 pub const MAX_DEPTH: usize = 128;

@@ -576,26 +576,16 @@ fn is_strict_semver(v: &str) -> bool {
 
 /// Read every regular file under `root` (following symlinks that stay inside it), as relative
 /// slash paths. A symlink that leads outside the root is an error, not a silent skip.
-/// The largest catalog file read (`KRM_CATALOG_MAX_CATALOG_FILE_BYTES`, default 16 MiB).
-fn max_catalog_file_bytes() -> u64 {
-    std::env::var(MAX_CATALOG_FILE_BYTES_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(16 * 1024 * 1024)
-}
-
-/// Variable that raises the size limit of one catalog file (shared with unpacked bundles).
-pub const MAX_CATALOG_FILE_BYTES_ENV: &str = "KRM_CATALOG_MAX_CATALOG_FILE_BYTES";
-
 /// Read one catalog file, refusing it by its size before reading (and bounding the read, in
 /// case it grows meanwhile).
 /// Errors leave naming the file to the caller (the label or `in_file` does).
 fn read_catalog_file(path: &Path) -> Result<Vec<u8>, String> {
     use std::io::Read as _;
-    let limit = max_catalog_file_bytes();
+    let limit = crate::env::max_catalog_file_bytes();
     let too_big = |size: u64| {
         format!(
-            "{size} bytes is more than the limit of {limit} bytes per catalog file; raise {MAX_CATALOG_FILE_BYTES_ENV} if this is expected"
+            "{size} bytes is more than the limit of {limit} bytes per catalog file; raise {} if this is expected",
+            crate::env::MAX_CATALOG_FILE_BYTES
         )
     };
     let file = fs_err::File::open(path).map_err(|e| e.to_string())?;

@@ -276,7 +276,7 @@ fn catalog_pull(references: &[String]) -> ExitCode {
         crate::log!(
             Level::Warn,
             "no cache directory: set {} so that pulled catalogs are kept",
-            crate::remote::cache::CACHE_ENV
+            crate::env::CACHE
         );
     }
     if Stdout::write(&out) && !failed {

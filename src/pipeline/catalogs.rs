@@ -159,7 +159,7 @@ pub fn load_catalogs(
 /// A configured catalog path as the run resolves it (`~/`, relative to `cwd`).
 pub(crate) fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
     if let Some(rest) = path.strip_prefix("~/")
-        && let Some(home) = std::env::var_os("HOME")
+        && let Some(home) = crate::env::home()
     {
         return PathBuf::from(home).join(rest);
     }
@@ -178,7 +178,7 @@ pub(crate) fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
 fn catalogs_needed(fc: &FunctionConfig, items: &[Value], inline: &[(usize, &Value)]) -> bool {
     let builtin_groups = crate::builtin::groups();
     !fc.settings.catalogs.is_empty()
-        || std::env::var_os(config::CATALOGS_ENV).is_some_and(|v| !v.is_empty())
+        || crate::env::catalogs_set()
         || !inline.is_empty()
         || matches!(fc.kind, ConfigKind::ServiceSet | ConfigKind::Other)
         || (fc.settings.builtin

@@ -8,16 +8,8 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
     bytes.starts_with(&[0x1f, 0x8b])
 }
 
-/// Catalog content unpacked from a `.tar.gz` (remote bundles, OCI tar+gzip layers), all
-/// files together (default 64 MiB).
-pub const MAX_CATALOG_BYTES_ENV: &str = "KRM_CATALOG_MAX_CATALOG_BYTES";
-/// One catalog file, unpacked or read from a local catalog directory (default 16 MiB).
-pub const MAX_CATALOG_FILE_BYTES_ENV: &str = "KRM_CATALOG_MAX_CATALOG_FILE_BYTES";
 /// Entries in one archive (tar or zip).
 pub const MAX_ENTRIES: usize = 10_000;
-/// Unpacked bytes per packed byte beyond [`RATIO_FLOOR`] (default 200): real catalogs and
-/// binaries stay far below it (YAML packs 5-30 times), bombs (gigabytes of zeros) far above.
-pub const MAX_RATIO_ENV: &str = "KRM_CATALOG_MAX_UNPACK_RATIO";
 /// Output below this size is never a bomb, whatever the ratio.
 pub const RATIO_FLOOR: u64 = 8 * 1024 * 1024;
 
@@ -37,21 +29,14 @@ pub struct Bounds {
     pub catalog_only: bool,
 }
 
-fn env_bytes(key: &str, default: u64) -> u64 {
-    std::env::var(key)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(default)
-}
-
 impl Bounds {
     /// Catalog bundles: `KRM_CATALOG_MAX_CATALOG_BYTES`, `KRM_CATALOG_MAX_CATALOG_FILE_BYTES`.
     pub fn catalog() -> Self {
         Self {
-            total: env_bytes(MAX_CATALOG_BYTES_ENV, 64 * 1024 * 1024),
-            total_env: MAX_CATALOG_BYTES_ENV,
-            file: max_catalog_file_bytes(),
-            file_env: MAX_CATALOG_FILE_BYTES_ENV,
+            total: crate::env::max_catalog_bytes(),
+            total_env: crate::env::MAX_CATALOG_BYTES,
+            file: crate::env::max_catalog_file_bytes(),
+            file_env: crate::env::MAX_CATALOG_FILE_BYTES,
             catalog_only: true,
         }
     }
@@ -61,16 +46,18 @@ impl Bounds {
         let limit = (super::net::max_download_bytes() as u64).saturating_mul(4);
         Self {
             total: limit,
-            total_env: super::net::MAX_DOWNLOAD_ENV,
+            total_env: crate::env::MAX_DOWNLOAD_BYTES,
             file: limit,
-            file_env: super::net::MAX_DOWNLOAD_ENV,
+            file_env: crate::env::MAX_DOWNLOAD_BYTES,
             catalog_only: false,
         }
     }
 
     /// The most a `packed`-byte archive may unpack to (the ratio bound).
     fn ratio_cap(packed: usize) -> u64 {
-        (packed as u64).saturating_mul(max_ratio()).max(RATIO_FLOOR)
+        (packed as u64)
+            .saturating_mul(crate::env::max_unpack_ratio())
+            .max(RATIO_FLOOR)
     }
 
     fn total_error(&self, what: &str) -> String {
@@ -89,19 +76,11 @@ impl Bounds {
 
     fn ratio_error(what: &str, packed: usize, out: u64) -> String {
         format!(
-            "{what} unpacks to more than {out} bytes from {packed}, more than {} times its size (a likely decompression bomb); raise {MAX_RATIO_ENV} if this is expected",
-            max_ratio()
+            "{what} unpacks to more than {out} bytes from {packed}, more than {} times its size (a likely decompression bomb); raise {} if this is expected",
+            crate::env::max_unpack_ratio(),
+            crate::env::MAX_UNPACK_RATIO
         )
     }
-}
-
-fn max_ratio() -> u64 {
-    env_bytes(MAX_RATIO_ENV, 200).max(1)
-}
-
-/// The largest single catalog file (`KRM_CATALOG_MAX_CATALOG_FILE_BYTES`, default 16 MiB).
-pub fn max_catalog_file_bytes() -> u64 {
-    env_bytes(MAX_CATALOG_FILE_BYTES_ENV, 16 * 1024 * 1024)
 }
 
 /// Unpack a `.tar.gz` into relative paths and contents. A single top-level directory that

@@ -9,9 +9,6 @@ use serde_json::{Value, json};
 
 use crate::verify::sha256_hex;
 
-/// Environment variable naming the cache directory.
-pub const CACHE_ENV: &str = "KRM_CATALOG_CACHE";
-
 /// A temp file this old in `tmp/` belongs to a writer that was killed: no write (at most the
 /// download limit, synced) takes this long.
 pub const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(15 * 60);
@@ -46,19 +43,9 @@ impl Cache {
 
     /// `$KRM_CATALOG_CACHE`, else `$XDG_CACHE_HOME/krm-catalog`, else `$HOME/.cache/krm-catalog`.
     pub fn from_env() -> Self {
-        let non_empty = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
-        let root = non_empty(CACHE_ENV)
-            .or_else(|| non_empty("XDG_CACHE_HOME").map(|d| d.join("krm-catalog")))
-            .or_else(|| {
-                non_empty("HOME")
-                    .filter(|h| h != Path::new("/"))
-                    .map(|h| h.join(".cache/krm-catalog"))
-            });
-        Self { root }
+        Self {
+            root: crate::env::cache_dir(),
+        }
     }
 
     /// The directory, if any.
@@ -70,7 +57,7 @@ impl Cache {
     pub fn describe(&self) -> String {
         match &self.root {
             Some(r) => format!("the cache at {}", r.display()),
-            None => format!("no cache (set {CACHE_ENV})"),
+            None => format!("no cache (set {})", crate::env::CACHE),
         }
     }
 

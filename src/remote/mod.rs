@@ -154,7 +154,7 @@ fn prepare_hint(reference: &str) -> String {
     format!(
         "kpt and kustomize run container functions without network: run `krm-catalog catalog pull {reference}` where the \
          network is available and mount that cache at ${} (read-only is fine), or set offline: true to fail without trying",
-        cache::CACHE_ENV
+        crate::env::CACHE
     )
 }
 

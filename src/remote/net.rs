@@ -6,18 +6,9 @@
 use std::fmt;
 use std::time::Duration;
 
-use backon::{ExponentialBuilder, Retryable as _};
+use crate::env::{CA_FILE, HTTP_RETRIES, HTTP_TIMEOUT, MAX_DOWNLOAD_BYTES};
 
-/// Extra CA certificates (PEM bundle) to trust, for private servers and registries.
-pub const CA_FILE_ENV: &str = "KRM_CATALOG_CA_FILE";
-/// Seconds one request may take (default 30).
-pub const TIMEOUT_ENV: &str = "KRM_CATALOG_HTTP_TIMEOUT";
-/// Attempts after the first one on transient failures (default 3).
-pub const RETRIES_ENV: &str = "KRM_CATALOG_HTTP_RETRIES";
-/// Largest download accepted (default 64 MiB): one body, and all layers of an artifact.
-pub const MAX_DOWNLOAD_ENV: &str = "KRM_CATALOG_MAX_DOWNLOAD_BYTES";
-/// Largest OCI manifest accepted (default 4 MiB, containerd's bound).
-pub const MAX_MANIFEST_ENV: &str = "KRM_CATALOG_MAX_MANIFEST_BYTES";
+use backon::{ExponentialBuilder, Retryable as _};
 
 /// The KEP media type of a single catalog file in an OCI artifact.
 pub const CATALOG_LAYER_MEDIA_TYPE: &str =
@@ -65,21 +56,14 @@ impl FetchError {
     }
 }
 
-fn env_number(key: &str, default: u64) -> u64 {
-    std::env::var(key)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(default)
-}
-
 /// The largest download accepted.
 pub fn max_download_bytes() -> usize {
-    usize::try_from(env_number(MAX_DOWNLOAD_ENV, 64 * 1024 * 1024)).unwrap_or(usize::MAX)
+    crate::env::max_download_bytes()
 }
 
 /// The largest OCI manifest accepted.
 pub fn max_manifest_bytes() -> usize {
-    usize::try_from(env_number(MAX_MANIFEST_ENV, 4 * 1024 * 1024)).unwrap_or(usize::MAX)
+    crate::env::max_manifest_bytes()
 }
 
 /// Whether a host is loopback (plain HTTP is allowed only there).
@@ -119,7 +103,7 @@ impl Limit {
     pub fn download() -> Self {
         Self {
             bytes: max_download_bytes(),
-            source: LimitSource::Env(MAX_DOWNLOAD_ENV),
+            source: LimitSource::Env(MAX_DOWNLOAD_BYTES),
         }
     }
 
@@ -185,18 +169,18 @@ impl Net {
             .enable_all()
             .build()
             .map_err(|e| format!("cannot start the network runtime: {e}"))?;
-        let timeout = Duration::from_secs(env_number(TIMEOUT_ENV, 30).max(1));
-        let retries = usize::try_from(env_number(RETRIES_ENV, 3)).unwrap_or(3);
+        let timeout = crate::env::http_timeout();
+        let retries = crate::env::http_retries();
         let mut builder = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("krm-catalog/", env!("CARGO_PKG_VERSION")));
-        if let Some(path) = std::env::var_os(CA_FILE_ENV).filter(|p| !p.is_empty()) {
-            let pem = fs_err::read(&path).map_err(|e| format!("{CA_FILE_ENV}: {e}"))?;
+        if let Some(path) = crate::env::ca_file() {
+            let pem = fs_err::read(&path).map_err(|e| format!("{CA_FILE}: {e}"))?;
             let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
                 format!(
-                    "{CA_FILE_ENV}: {} is not a PEM bundle: {e}",
+                    "{CA_FILE}: {} is not a PEM bundle: {e}",
                     path.to_string_lossy()
                 )
             })?;
@@ -226,7 +210,7 @@ impl Net {
             use std::fmt::Write as _;
             let _ = write!(
                 e.message,
-                " (gave up after {} attempts; try again later, or raise {RETRIES_ENV})",
+                " (gave up after {} attempts; try again later, or raise {HTTP_RETRIES})",
                 self.retries + 1
             );
         }
@@ -323,7 +307,7 @@ impl Net {
     pub(super) fn request_error(&self, what: &str, e: &reqwest::Error) -> FetchError {
         if e.is_timeout() {
             return FetchError::transient(format!(
-                "{what}: no answer within {}s ({TIMEOUT_ENV})",
+                "{what}: no answer within {}s ({HTTP_TIMEOUT})",
                 self.timeout.as_secs()
             ));
         }
@@ -372,7 +356,7 @@ pub(super) async fn read_body(
             // broken, and the variable that allows more time is what helps.
             Err(e) if e.is_timeout() => {
                 return Err(FetchError::transient(format!(
-                    "{what}: the body was still arriving when the time limit ran out ({} bytes so far); raise {TIMEOUT_ENV} (seconds) for a slow server",
+                    "{what}: the body was still arriving when the time limit ran out ({} bytes so far); raise {HTTP_TIMEOUT} (seconds) for a slow server",
                     body.len()
                 )));
             }

@@ -10,10 +10,11 @@ use backon::Retryable as _;
 use oci_client::Reference;
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 
+use crate::env::MAX_MANIFEST_BYTES;
+
 use super::net::{
     Artifact, BUNDLE_LAYER_MEDIA_TYPES, CATALOG_LAYER_MEDIA_TYPE, FetchError, Layer, Limit,
-    LimitSource, MAX_MANIFEST_ENV, Net, any_hop, check_transport, is_loopback_host,
-    max_manifest_bytes, read_body,
+    LimitSource, Net, any_hop, check_transport, is_loopback_host, max_manifest_bytes, read_body,
 };
 
 /// Token answers are small JSON documents; a bound keeps a hostile token service harmless.
@@ -193,7 +194,7 @@ impl Net {
 fn manifest_limit() -> Limit {
     Limit {
         bytes: max_manifest_bytes(),
-        source: LimitSource::Env(MAX_MANIFEST_ENV),
+        source: LimitSource::Env(MAX_MANIFEST_BYTES),
     }
 }
 

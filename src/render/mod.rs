@@ -30,21 +30,15 @@ pub const TEMPLATE_MAX_BYTES: usize = 128 * 1024 * 1024;
 /// Seconds one template render may take, unless `KRM_CATALOG_TEMPLATE_TIMEOUT` says otherwise.
 pub const TEMPLATE_TIMEOUT_SECS: u64 = 10;
 
-fn env_number<T: std::str::FromStr>(name: &str) -> Option<T> {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
-}
-
 /// The budget of one template render.
 pub fn limits() -> minijinja::budget::Limits {
     static LIMITS: std::sync::OnceLock<minijinja::budget::Limits> = std::sync::OnceLock::new();
     *LIMITS.get_or_init(|| minijinja::budget::Limits {
-        max_bytes: env_number("KRM_CATALOG_TEMPLATE_MAX_BYTES").unwrap_or(TEMPLATE_MAX_BYTES),
+        max_bytes: crate::env::template_max_bytes(),
         // No single value is useful beyond what one render may output.
         max_value_bytes: MAX_OUTPUT_BYTES,
         max_output_bytes: MAX_OUTPUT_BYTES,
-        max_duration: Some(std::time::Duration::from_secs(
-            env_number("KRM_CATALOG_TEMPLATE_TIMEOUT").unwrap_or(TEMPLATE_TIMEOUT_SECS),
-        )),
+        max_duration: Some(crate::env::template_timeout()),
     })
 }
 

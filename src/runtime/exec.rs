@@ -129,7 +129,7 @@ fn resolve_file_uri(uri: &str, path: &str, root: Option<&Path>) -> Result<PathBu
         return Err(format!(
             "{uri}: {} bytes is more than the limit of {limit} ({})",
             meta.len(),
-            crate::remote::net::MAX_DOWNLOAD_ENV
+            crate::env::MAX_DOWNLOAD_BYTES
         ));
     }
     Ok(real)

@@ -15,9 +15,6 @@ use crate::resource_list::{self, ResourceList};
 /// Runs started by this process, for unique container names.
 static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
-/// Seconds a function may run (default 300, as kpt).
-pub const TIMEOUT_ENV: &str = "KRM_CATALOG_FUNCTION_TIMEOUT";
-
 /// What to run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Program {
@@ -94,11 +91,7 @@ pub struct Returned {
 }
 
 fn timeout() -> Duration {
-    let secs = std::env::var(TIMEOUT_ENV)
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(300u64);
-    Duration::from_secs(secs.max(1))
+    crate::env::function_timeout()
 }
 
 /// The most of a function's stderr kept for messages; the rest is read and dropped, so a
@@ -179,7 +172,7 @@ fn read_bounded(pipe: &mut impl Read, limit: usize, stop_at_limit: bool) -> Resu
 /// Run a function over items with a function config; an error names the runtime and carries
 /// its stderr.
 ///
-/// The deadline ([`TIMEOUT_ENV`]) holds whatever the function does: it runs as the leader of
+/// The deadline ([`crate::env::FUNCTION_TIMEOUT`]) holds whatever the function does: it runs as the leader of
 /// its own process group, and the whole group is killed at the deadline, after the leader
 /// exits (so a background process cannot hold stdout open), and when stdout exceeds the input
 /// limit (`KRM_CATALOG_MAX_INPUT_BYTES`, what we would refuse to read anyway). Its stdin is
@@ -250,9 +243,10 @@ pub fn run(
     drop(tx);
     let timed_out = || {
         format!(
-            "{} timed out after {}s ({TIMEOUT_ENV})",
+            "{} timed out after {}s ({})",
             program.tag(),
-            limit.as_secs()
+            limit.as_secs(),
+            crate::env::FUNCTION_TIMEOUT
         )
     };
     let too_long = || {

@@ -1,0 +1,155 @@
+//! The environment: every variable the program reads, named once, with its default and meaning
+//! (the README's environment table and SECURITY.md's limits table follow this list), and typed
+//! accessors that apply the defaults. Nothing else reads the environment.
+//!
+//! Numbers are read trimmed; a value that does not parse is ignored and the default applies.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+/// Cache directory (default `$XDG_CACHE_HOME/krm-catalog`, else `~/.cache/krm-catalog`).
+pub const CACHE: &str = "KRM_CATALOG_CACHE";
+/// Catalog paths (`:`-separated) loaded right after the built-in catalog and before
+/// `spec.catalogs`: how a derived container image bakes in a team's catalog (default none).
+pub const CATALOGS: &str = "KRM_CATALOG_CATALOGS";
+/// Extra CA certificates (a PEM file) for private HTTPS servers and registries (default none).
+pub const CA_FILE: &str = "KRM_CATALOG_CA_FILE";
+/// Seconds per HTTP request (default 30, at least 1).
+pub const HTTP_TIMEOUT: &str = "KRM_CATALOG_HTTP_TIMEOUT";
+/// Retries of an HTTP request on transient failures (default 3).
+pub const HTTP_RETRIES: &str = "KRM_CATALOG_HTTP_RETRIES";
+/// The largest download accepted (default 64 MiB); exec archives may unpack to 4 times it.
+pub const MAX_DOWNLOAD_BYTES: &str = "KRM_CATALOG_MAX_DOWNLOAD_BYTES";
+/// The largest OCI manifest accepted (default 4 MiB).
+pub const MAX_MANIFEST_BYTES: &str = "KRM_CATALOG_MAX_MANIFEST_BYTES";
+/// The largest input read at once: a ResourceList, a catalog file, a template output, a
+/// function's stdout, all `render` inputs together (default 256 MiB).
+pub const MAX_INPUT_BYTES: &str = "KRM_CATALOG_MAX_INPUT_BYTES";
+/// Catalog content unpacked from a `.tar.gz` (remote bundles, OCI tar+gzip layers), all files
+/// together (default 64 MiB).
+pub const MAX_CATALOG_BYTES: &str = "KRM_CATALOG_MAX_CATALOG_BYTES";
+/// One catalog file, unpacked or read from a local catalog directory (default 16 MiB).
+pub const MAX_CATALOG_FILE_BYTES: &str = "KRM_CATALOG_MAX_CATALOG_FILE_BYTES";
+/// Unpacked bytes per packed byte of an archive beyond 8 MiB of output (default 200, at
+/// least 1): real catalogs and binaries stay far below it, decompression bombs far above.
+pub const MAX_UNPACK_RATIO: &str = "KRM_CATALOG_MAX_UNPACK_RATIO";
+/// Seconds a run-mode function may take (default 300, at least 1).
+pub const FUNCTION_TIMEOUT: &str = "KRM_CATALOG_FUNCTION_TIMEOUT";
+/// Bytes one template render may create for strings, lists and output (default 128 MiB).
+pub const TEMPLATE_MAX_BYTES: &str = "KRM_CATALOG_TEMPLATE_MAX_BYTES";
+/// Seconds one template render may take (default 10).
+pub const TEMPLATE_TIMEOUT: &str = "KRM_CATALOG_TEMPLATE_TIMEOUT";
+/// Log level on stderr (`off`, `error`, `warn`, `info`, `debug`, `trace`; default by `-v`).
+pub const RUST_LOG: &str = "RUST_LOG";
+/// Base of the default cache directory.
+pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
+/// The home directory: `~/` in catalog paths, the last default of the cache directory.
+pub const HOME: &str = "HOME";
+
+const MIB: u64 = 1024 * 1024;
+
+/// A number from `name`, trimmed; `None` when unset or not a number.
+fn number<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+/// A variable's value when set and not empty.
+fn non_empty(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
+/// [`MAX_INPUT_BYTES`], read once per process.
+pub fn max_input_bytes() -> usize {
+    static LIMIT: OnceLock<usize> = OnceLock::new();
+    *LIMIT.get_or_init(|| number(MAX_INPUT_BYTES).unwrap_or(crate::yaml::MAX_INPUT_BYTES))
+}
+
+/// [`TEMPLATE_MAX_BYTES`].
+pub fn template_max_bytes() -> usize {
+    number(TEMPLATE_MAX_BYTES).unwrap_or(crate::render::TEMPLATE_MAX_BYTES)
+}
+
+/// [`TEMPLATE_TIMEOUT`].
+pub fn template_timeout() -> Duration {
+    Duration::from_secs(number(TEMPLATE_TIMEOUT).unwrap_or(crate::render::TEMPLATE_TIMEOUT_SECS))
+}
+
+/// [`FUNCTION_TIMEOUT`].
+pub fn function_timeout() -> Duration {
+    Duration::from_secs(number(FUNCTION_TIMEOUT).unwrap_or(300u64).max(1))
+}
+
+/// [`HTTP_TIMEOUT`].
+pub fn http_timeout() -> Duration {
+    Duration::from_secs(number(HTTP_TIMEOUT).unwrap_or(30u64).max(1))
+}
+
+/// [`HTTP_RETRIES`].
+pub fn http_retries() -> usize {
+    usize::try_from(number(HTTP_RETRIES).unwrap_or(3u64)).unwrap_or(3)
+}
+
+/// [`MAX_DOWNLOAD_BYTES`].
+pub fn max_download_bytes() -> usize {
+    usize::try_from(number(MAX_DOWNLOAD_BYTES).unwrap_or(64 * MIB)).unwrap_or(usize::MAX)
+}
+
+/// [`MAX_MANIFEST_BYTES`].
+pub fn max_manifest_bytes() -> usize {
+    usize::try_from(number(MAX_MANIFEST_BYTES).unwrap_or(4 * MIB)).unwrap_or(usize::MAX)
+}
+
+/// [`MAX_CATALOG_BYTES`].
+pub fn max_catalog_bytes() -> u64 {
+    number(MAX_CATALOG_BYTES).unwrap_or(64 * MIB)
+}
+
+/// [`MAX_CATALOG_FILE_BYTES`].
+pub fn max_catalog_file_bytes() -> u64 {
+    number(MAX_CATALOG_FILE_BYTES).unwrap_or(16 * MIB)
+}
+
+/// [`MAX_UNPACK_RATIO`].
+pub fn max_unpack_ratio() -> u64 {
+    number(MAX_UNPACK_RATIO).unwrap_or(200u64).max(1)
+}
+
+/// [`CA_FILE`], when set and not empty.
+pub fn ca_file() -> Option<OsString> {
+    non_empty(CA_FILE)
+}
+
+/// [`CATALOGS`] as written (empty when unset or not UTF-8).
+pub fn catalogs() -> String {
+    std::env::var(CATALOGS).unwrap_or_default()
+}
+
+/// Whether [`CATALOGS`] is set and not empty.
+pub fn catalogs_set() -> bool {
+    non_empty(CATALOGS).is_some()
+}
+
+/// The cache directory: `$KRM_CATALOG_CACHE`, else `$XDG_CACHE_HOME/krm-catalog`, else
+/// `$HOME/.cache/krm-catalog` (not for a home of `/`); `None` when none is known.
+pub fn cache_dir() -> Option<PathBuf> {
+    let dir = |k: &str| non_empty(k).map(PathBuf::from);
+    dir(CACHE)
+        .or_else(|| dir(XDG_CACHE_HOME).map(|d| d.join("krm-catalog")))
+        .or_else(|| {
+            dir(HOME)
+                .filter(|h| h != Path::new("/"))
+                .map(|h| h.join(".cache/krm-catalog"))
+        })
+}
+
+/// [`HOME`] as set (possibly empty).
+pub fn home() -> Option<OsString> {
+    std::env::var_os(HOME)
+}
+
+/// [`RUST_LOG`] when set and UTF-8.
+pub fn rust_log() -> Option<String> {
+    std::env::var(RUST_LOG).ok()
+}
