@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::util::{have, root};
+use crate::util::{have, root, test_name};
 
 fn image(test: &str) -> Option<String> {
     match std::env::var("KRM_CATALOG_IMAGE") {
@@ -55,13 +55,10 @@ fn docker_run_with_stdin(args: &[&str], stdin: &str) -> (bool, String, String) {
 
 #[test]
 fn image_is_small_runs_as_nobody_and_needs_no_writable_fs() {
-    let Some(image) = image("image_is_small_runs_as_nobody_and_needs_no_writable_fs") else {
+    let Some(image) = image(test_name!()) else {
         return;
     };
-    if !have(
-        "docker",
-        "image_is_small_runs_as_nobody_and_needs_no_writable_fs",
-    ) {
+    if !have("docker", test_name!()) {
         return;
     }
     let (_, size, _) =
@@ -138,10 +135,10 @@ fn package(dir: &Path) {
 
 #[test]
 fn kpt_fn_eval_with_the_image() {
-    let Some(image) = image("kpt_fn_eval_with_the_image") else {
+    let Some(image) = image(test_name!()) else {
         return;
     };
-    if !have("kpt", "kpt_fn_eval_with_the_image") {
+    if !have("kpt", test_name!()) {
         return;
     }
     let pkg = tempfile::tempdir().expect("tempdir");
@@ -176,10 +173,10 @@ fn kpt_fn_eval_with_the_image() {
 
 #[test]
 fn kpt_fn_render_with_the_image_in_a_kptfile() {
-    let Some(image) = image("kpt_fn_render_with_the_image_in_a_kptfile") else {
+    let Some(image) = image(test_name!()) else {
         return;
     };
-    if !have("kpt", "kpt_fn_render_with_the_image_in_a_kptfile") {
+    if !have("kpt", test_name!()) {
         return;
     }
     let pkg = tempfile::tempdir().expect("tempdir");
@@ -213,13 +210,10 @@ fn kustomize(dir: &Path) -> (bool, String, String) {
 
 #[test]
 fn kubectl_kustomize_runs_the_image_as_a_transformer() {
-    let Some(image) = image("kubectl_kustomize_runs_the_image_as_a_transformer") else {
+    let Some(image) = image(test_name!()) else {
         return;
     };
-    if !have(
-        "kubectl",
-        "kubectl_kustomize_runs_the_image_as_a_transformer",
-    ) {
+    if !have("kubectl", test_name!()) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -251,10 +245,10 @@ fn kubectl_kustomize_runs_the_image_as_a_transformer() {
 
 #[test]
 fn kubectl_kustomize_runs_the_image_as_a_generator() {
-    let Some(image) = image("kubectl_kustomize_runs_the_image_as_a_generator") else {
+    let Some(image) = image(test_name!()) else {
         return;
     };
-    if !have("kubectl", "kubectl_kustomize_runs_the_image_as_a_generator") {
+    if !have("kubectl", test_name!()) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -280,10 +274,10 @@ fn kubectl_kustomize_runs_the_image_as_a_generator() {
 
 #[test]
 fn kubectl_kustomize_shows_our_errors() {
-    let Some(image) = image("kubectl_kustomize_shows_our_errors") else {
+    let Some(image) = image(test_name!()) else {
         return;
     };
-    if !have("kubectl", "kubectl_kustomize_shows_our_errors") {
+    if !have("kubectl", test_name!()) {
         return;
     }
     let dir = tempfile::tempdir().expect("tempdir");
@@ -321,10 +315,10 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn a_derived_image_bakes_in_a_team_catalog() {
-    let Some(image) = image("a_derived_image_bakes_in_a_team_catalog") else {
+    let Some(image) = image(test_name!()) else {
         return;
     };
-    if !have("docker", "a_derived_image_bakes_in_a_team_catalog") {
+    if !have("docker", test_name!()) {
         return;
     }
     let ctx = tempfile::tempdir().expect("tempdir");
@@ -376,7 +370,7 @@ fn a_derived_image_bakes_in_a_team_catalog() {
 /// under test in place of `localhost/krm-catalog:dev`).
 #[test]
 fn the_documented_examples_run() {
-    let Some(image) = image("the_documented_examples_run") else {
+    let Some(image) = image(test_name!()) else {
         return;
     };
     let has_kpt = have("kpt", "the_documented_examples_run (kpt examples)");

@@ -9,15 +9,15 @@ use std::time::{Duration, Instant};
 
 use krm_catalog::verify::sha256_hex;
 
-use crate::runtimes::{ECHO, Package, RUN_EXEC, exec_catalog, input};
-use crate::util::{bin, stderr, stdout};
+use crate::runtimes::{ECHO, RUN_EXEC, exec_catalog, input};
+use crate::util::{TestContext, bin, stderr, stdout, test_name};
 
 // --- F9: the function timeout holds -----------------------------------------------------------
 
 /// Run an exec function `binary` (resolved through `catalog.yaml`) over `input` with a 2 s
 /// timeout; returns the output, how long the run took, and the package.
-fn run_exec(binary: &[u8], input: &str, extra: &[(&str, &str)]) -> (Output, Duration, Package) {
-    let pkg = Package::new(None);
+fn run_exec(binary: &[u8], input: &str, extra: &[(&str, &str)]) -> (Output, Duration, TestContext) {
+    let pkg = TestContext::new();
     pkg.write("fn", binary);
     pkg.write(
         "catalog.yaml",
@@ -26,7 +26,7 @@ fn run_exec(binary: &[u8], input: &str, extra: &[(&str, &str)]) -> (Output, Dura
     let mut env = vec![("KRM_CATALOG_FUNCTION_TIMEOUT", "2")];
     env.extend_from_slice(extra);
     let started = Instant::now();
-    let out = pkg.run(&[], input, &env);
+    let out = pkg.run_with(&[], input, &env);
     (out, started.elapsed(), pkg)
 }
 
@@ -90,7 +90,7 @@ fn issue9_f9_function_that_never_reads_a_large_input_times_out() {
 fn issue9_f9_endless_writer_fails_with_bounded_memory() {
     // `yes` writes forever. Before the fix stdout was read without a bound: under this
     // address-space limit the run aborted on a failed allocation instead of saying why.
-    let pkg = Package::new(None);
+    let pkg = TestContext::new();
     let script: &[u8] = b"#!/bin/sh\nexec /usr/bin/yes\n";
     pkg.write("fn", script);
     pkg.write(
@@ -319,17 +319,17 @@ fn assert_refused(out: &Output, needle: &str) {
 
 #[test]
 fn issue9_f4_exec_runtimes_from_inline_catalogs_need_an_explicit_opt_in() {
-    let pkg = Package::new(None);
+    let pkg = TestContext::new();
     pkg.write("fn", ECHO);
     let catalog = exec_catalog("file://fn", "fn", Some(&sha256_hex(ECHO)));
     // allowExec alone no longer lets the package pick the binary.
-    let out = pkg.run(&[], &inline_input(&catalog, RUN_EXEC), &[]);
+    let out = pkg.run(&[], &inline_input(&catalog, RUN_EXEC));
     assert_refused(
         &out,
         "this kind runs an exec binary named by an inline catalog (an item of the input), so the package chooses what runs on this machine; set functions.allowInlineExec: true to allow it",
     );
     let opted_in = "{mode: run, allowExec: true, allowInlineExec: true}";
-    let out = pkg.run(&[], &inline_input(&catalog, opted_in), &[]);
+    let out = pkg.run(&[], &inline_input(&catalog, opted_in));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("greeting: hello-from-exec"),
@@ -342,20 +342,20 @@ fn issue9_f4_exec_runtimes_from_inline_catalogs_need_an_explicit_opt_in() {
         "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: fns\n  data:\n    builtin: \"false\"\n    mode: run\n    allow-exec: \"true\"\n    allow-inline-exec: \"true\"\n",
     );
     assert!(configmap.contains("allow-inline-exec"), "{configmap}");
-    let out = pkg.run(&[], &configmap, &[]);
+    let out = pkg.run(&[], &configmap);
     assert!(out.status.success(), "{}", stderr(&out));
     // Opted in, an inline catalog still cannot reach out of the package: the attack of the
     // issue maps a kind onto the shell, with its own sha256.
     let shell = fs_err::read("/bin/sh").expect("/bin/sh");
     let catalog = exec_catalog("file:///bin/sh", "sh", Some(&sha256_hex(&shell)));
-    let out = pkg.run(&[], &inline_input(&catalog, opted_in), &[]);
+    let out = pkg.run(&[], &inline_input(&catalog, opted_in));
     assert_refused(&out, "outside the catalog root");
 }
 
 /// A package with `catalog/functions.yaml` naming `uri` (pinned to ECHO) and ECHO at
 /// `catalog/fn` and at `fn` beside the catalog directory.
-fn confined(uri: &str) -> Package {
-    let pkg = Package::new(None);
+fn confined(uri: &str) -> TestContext {
+    let pkg = TestContext::new();
     fs_err::create_dir_all(pkg.path().join("catalog")).expect("mkdir");
     pkg.write("catalog/fn", ECHO);
     pkg.write("fn", ECHO);
@@ -374,13 +374,13 @@ fn confined_input() -> String {
 fn issue9_f4_file_uris_resolve_inside_the_catalog_root() {
     // Relative to the catalog's own directory.
     let pkg = confined("file://fn");
-    let out = pkg.run(&[], &confined_input(), &[]);
+    let out = pkg.run(&[], &confined_input());
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("greeting: hello-from-exec"));
 
     let pkg = confined("file://../fn");
     assert_refused(
-        &pkg.run(&[], &confined_input(), &[]),
+        &pkg.run(&[], &confined_input()),
         "file://../fn: `..` is not allowed in `file://` URIs; name a file inside the catalog root",
     );
 
@@ -388,16 +388,13 @@ fn issue9_f4_file_uris_resolve_inside_the_catalog_root() {
     let abs = outside.path().join("fn");
     fs_err::write(&abs, ECHO).expect("fn");
     let pkg = confined(&format!("file://{}", abs.display()));
-    assert_refused(
-        &pkg.run(&[], &confined_input(), &[]),
-        "outside the catalog root",
-    );
+    assert_refused(&pkg.run(&[], &confined_input()), "outside the catalog root");
 
     // A link inside the catalog that leads out of it.
     let pkg = confined("file://link");
     symlink(&abs, &pkg.path().join("catalog/link"));
     assert_refused(
-        &pkg.run(&[], &confined_input(), &[]),
+        &pkg.run(&[], &confined_input()),
         &format!(
             "file://link: resolves to {}, outside the catalog root",
             fs_err::canonicalize(&abs).expect("canonical").display()
@@ -407,11 +404,11 @@ fn issue9_f4_file_uris_resolve_inside_the_catalog_root() {
 
 #[test]
 fn issue9_f4_remote_catalogs_cannot_name_local_files() {
-    let case = "issue9_f4_remote_catalogs_cannot_name_local_files";
+    let case = test_name!();
     if !crate::remote::tool("python3", case) {
         return;
     }
-    let pkg = Package::new(None);
+    let pkg = TestContext::new();
     let abs = pkg.write("fn", ECHO);
     // Plain HTTP is allowed on loopback.
     let server = crate::remote::Server::start(None, None);
@@ -426,7 +423,7 @@ fn issue9_f4_remote_catalogs_cannot_name_local_files() {
         "    catalogs:\n    - path: catalog.yaml\n",
         &format!("    catalogs:\n    - url: {url}\n    trustedCatalogs: [\"{url}\"]\n"),
     );
-    let out = pkg.run(&[], &input, &[]);
+    let out = pkg.run(&[], &input);
     assert_refused(
         &out,
         &format!(
@@ -435,7 +432,7 @@ fn issue9_f4_remote_catalogs_cannot_name_local_files() {
         ),
     );
     // `catalog verify` of the remote catalog refuses it too.
-    let out = pkg.run(&["catalog", "verify", &url], "", &[]);
+    let out = pkg.run(&["catalog", "verify", &url], "");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(
         stdout(&out).contains("a remote catalog cannot name a file on this machine"),
@@ -579,7 +576,7 @@ fn issue9_f3_lock_never_edits_a_template_that_repeats_the_uri() {
 /// what it reads is bounded like the function's stdin.
 #[test]
 fn issue9_f10_render_leaves_out_pipes_and_devices_and_bounds_what_it_reads() {
-    let case = "issue9_f10_render_leaves_out_pipes_and_devices_and_bounds_what_it_reads";
+    let case = test_name!();
     if !crate::remote::tool("prlimit", case) || !crate::remote::tool("mkfifo", case) {
         return;
     }
@@ -651,7 +648,7 @@ fn issue9_f10_render_leaves_out_pipes_and_devices_and_bounds_what_it_reads() {
 #[test]
 fn issue9_small_binary_without_a_cache_goes_to_a_private_directory() {
     use std::os::unix::fs::PermissionsExt as _;
-    let pkg = Package::new(None);
+    let pkg = TestContext::new();
     pkg.write("fn", ECHO);
     pkg.write(
         "catalog.yaml",
@@ -659,7 +656,7 @@ fn issue9_small_binary_without_a_cache_goes_to_a_private_directory() {
     );
     let tmp = tempfile::tempdir().expect("tmp");
     let tmp_path = tmp.path().to_str().expect("utf-8");
-    let out = pkg.run(
+    let out = pkg.run_with(
         &[],
         &input("Echo", RUN_EXEC),
         &[

@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use krm_catalog::verify::sha256_hex;
 
-use crate::remote::{CATALOG, Env, Tls, free_port, resource_list, tls, tool};
-use crate::util::{bin, root, stderr, stdout};
+use crate::remote::{CATALOG, Tls, free_port, resource_list, tls, tool};
+use crate::util::{TestContext, bin, root, stderr, stdout, test_name};
 
 /// Address space for a run that must stay bounded: far above what a bounded run needs, far
 /// below what the unbounded code took (gigabytes).
@@ -147,7 +147,7 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 
 #[test]
 fn issue9_f5_redirect_to_untrusted_host_is_refused() {
-    let test = "issue9_f5_redirect_to_untrusted_host_is_refused";
+    let test = test_name!();
     if !tool("python3", test) || !tool("openssl", test) {
         return;
     }
@@ -157,17 +157,16 @@ fn issue9_f5_redirect_to_untrusted_host_is_refused() {
     let other = Hostile::start(None);
     let evil = evil_catalog();
     other.put("evil.yaml", evil.as_bytes());
-    let env = Env::new(Some(&tls));
+    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let trusted = trusted_server.url("*");
     let hop = other.url("evil.yaml");
     let url = trusted_server.url(&format!("redirect/301?to={hop}"));
 
     // Unpinned: the hop must be trusted too.
-    let out = env.run(&resource_list(
-        &format!("{{url: \"{url}\"}}"),
-        &[&trusted],
-        "",
-    ));
+    let out = env.run(
+        &[],
+        &resource_list(&format!("{{url: \"{url}\"}}"), &[&trusted], ""),
+    );
     assert_failed_with(
         &out,
         &format!("refused the redirect to {hop}: not trusted; add it to spec.trustedCatalogs"),
@@ -180,11 +179,14 @@ fn issue9_f5_redirect_to_untrusted_host_is_refused() {
     );
 
     // A trusted hop is followed.
-    let out = env.run(&resource_list(
-        &format!("{{url: \"{url}\"}}"),
-        &[&trusted, &other.url("*")],
-        "",
-    ));
+    let out = env.run(
+        &[],
+        &resource_list(
+            &format!("{{url: \"{url}\"}}"),
+            &[&trusted, &other.url("*")],
+            "",
+        ),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
 
@@ -193,17 +195,23 @@ fn issue9_f5_redirect_to_untrusted_host_is_refused() {
         "{{url: \"{url}\", sha256: \"{}\"}}",
         sha256_hex(evil.as_bytes())
     );
-    let out = Env::new(Some(&tls)).run(&resource_list(&pinned, &[&trusted], ""));
+    let out = TestContext::new()
+        .with_ca(&tls.ca)
+        .in_repo_root()
+        .run(&[], &resource_list(&pinned, &[&trusted], ""));
     assert!(out.status.success(), "{}", stderr(&out));
 
     // Plain HTTP to a host that is not loopback: refused whatever is trusted, without a try.
     let plain = "http://example.invalid/evil.yaml";
     let url = trusted_server.url(&format!("redirect/302?to={plain}"));
-    let out = env.run(&resource_list(
-        &format!("{{url: \"{url}\"}}"),
-        &[&trusted, "http://example.invalid/*"],
-        "",
-    ));
+    let out = env.run(
+        &[],
+        &resource_list(
+            &format!("{{url: \"{url}\"}}"),
+            &[&trusted, "http://example.invalid/*"],
+            "",
+        ),
+    );
     assert_failed_with(
         &out,
         &format!(
@@ -230,7 +238,7 @@ fn issue9_f5_redirect_to_untrusted_host_is_refused() {
 
 #[test]
 fn issue9_f5_exec_download_redirect_to_plain_http_is_refused() {
-    let test = "issue9_f5_exec_download_redirect_to_plain_http_is_refused";
+    let test = test_name!();
     if !tool("python3", test) || !tool("openssl", test) {
         return;
     }
@@ -280,7 +288,7 @@ impl Drop for Static {
 
 #[test]
 fn issue9_f6_encoded_dot_dot_cannot_escape_a_trusted_prefix() {
-    let test = "issue9_f6_encoded_dot_dot_cannot_escape_a_trusted_prefix";
+    let test = test_name!();
     if !tool("python3", test) {
         return;
     }
@@ -311,13 +319,16 @@ fn issue9_f6_encoded_dot_dot_cannot_escape_a_trusted_prefix() {
     }
     let base = format!("http://127.0.0.1:{port}");
     let trusted = format!("{base}/trusted/*");
-    let env = Env::new(None);
+    let env = TestContext::new().in_repo_root();
     // The stock server resolves the escape to /evil.yaml (the attack works against it).
-    let out = env.run(&resource_list(
-        &format!("{{url: \"{base}/trusted/ok.yaml\"}}"),
-        &[&trusted],
-        "",
-    ));
+    let out = env.run(
+        &[],
+        &resource_list(
+            &format!("{{url: \"{base}/trusted/ok.yaml\"}}"),
+            &[&trusted],
+            "",
+        ),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     for (escape, needle) in [
         ("trusted/..%2fevil.yaml", "hides a separator (%2f or %5c)"),
@@ -325,11 +336,10 @@ fn issue9_f6_encoded_dot_dot_cannot_escape_a_trusted_prefix() {
         ("trusted/%2e%2e/evil.yaml", "has a \"%2e%2e\" segment"),
         ("trusted/../evil.yaml", "has a \"..\" segment"),
     ] {
-        let out = env.run(&resource_list(
-            &format!("{{url: \"{base}/{escape}\"}}"),
-            &[&trusted],
-            "",
-        ));
+        let out = env.run(
+            &[],
+            &resource_list(&format!("{{url: \"{base}/{escape}\"}}"), &[&trusted], ""),
+        );
         assert_failed_with(&out, needle, escape);
         assert!(
             !stdout(&out).contains("evil-was-loaded"),
@@ -341,7 +351,7 @@ fn issue9_f6_encoded_dot_dot_cannot_escape_a_trusted_prefix() {
 
 #[test]
 fn issue9_f7_oci_manifests_and_blobs_are_bounded() {
-    let test = "issue9_f7_oci_manifests_and_blobs_are_bounded";
+    let test = test_name!();
     if !tool("python3", test) || !tool("prlimit", test) {
         return;
     }
@@ -485,7 +495,7 @@ with tarfile.open(sys.argv[1], "w:gz", compresslevel=9) as t:
 
 #[test]
 fn issue9_f10_zip_bomb_exec_archive_fails_and_leaves_nothing_in_the_cache() {
-    let test = "issue9_f10_zip_bomb_exec_archive_fails_and_leaves_nothing_in_the_cache";
+    let test = test_name!();
     if !tool("python3", test) || !tool("openssl", test) || !tool("prlimit", test) {
         return;
     }
@@ -540,7 +550,7 @@ fn issue9_f10_zip_bomb_exec_archive_fails_and_leaves_nothing_in_the_cache() {
 
 #[test]
 fn issue9_f8_tar_gz_bundle_of_200_mb_yaml_fails_fast() {
-    let test = "issue9_f8_tar_gz_bundle_of_200_mb_yaml_fails_fast";
+    let test = test_name!();
     if !tool("python3", test) || !tool("openssl", test) || !tool("prlimit", test) {
         return;
     }
@@ -596,7 +606,7 @@ fn issue9_f8_tar_gz_bundle_of_200_mb_yaml_fails_fast() {
 
 #[test]
 fn issue9_f10_local_catalog_skips_other_files_unread_and_bounds_yaml_files() {
-    let test = "issue9_f10_local_catalog_skips_other_files_unread_and_bounds_yaml_files";
+    let test = test_name!();
     if !tool("prlimit", test) {
         return;
     }
@@ -667,7 +677,7 @@ fn issue9_sha256_pins_are_checked_when_read() {
 
 #[test]
 fn issue9_stale_temp_files_in_the_cache_are_cleaned() {
-    let test = "issue9_stale_temp_files_in_the_cache_are_cleaned";
+    let test = test_name!();
     if !tool("python3", test) {
         return;
     }
@@ -703,7 +713,7 @@ fn issue9_stale_temp_files_in_the_cache_are_cleaned() {
 /// pinned by digest (proven by its bytes) may follow the redirect, as blobs do (CDNs).
 #[test]
 fn issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused() {
-    let test = "issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused";
+    let test = test_name!();
     if !tool("python3", test) || !tool("prlimit", test) {
         return;
     }
@@ -773,7 +783,7 @@ fn issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused() {
 /// URL: it fetches again (and refuses the hop), and offline it says why the copy is not used.
 #[test]
 fn issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run() {
-    let test = "issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run";
+    let test = test_name!();
     if !tool("python3", test) || !tool("prlimit", test) {
         return;
     }
@@ -837,7 +847,7 @@ fn issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run() 
 /// off … operation timed out", which reads like a broken connection).
 #[test]
 fn issue9_f7_a_trickling_body_fails_at_the_time_limit_and_says_which() {
-    let test = "issue9_f7_a_trickling_body_fails_at_the_time_limit_and_says_which";
+    let test = test_name!();
     if !tool("python3", test) || !tool("prlimit", test) {
         return;
     }

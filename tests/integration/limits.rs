@@ -4,7 +4,7 @@
 
 use std::process::{Command, Stdio};
 
-use crate::util::{bin, root, run_env, skipped, stderr, stdout};
+use crate::util::{bin, root, run_env, skipped, stderr, stdout, test_name};
 
 /// Run the binary under `prlimit --as=<bytes>`; `None` when prlimit is missing.
 fn run_limited(
@@ -54,12 +54,7 @@ fn issue9_f2_templates_stop_at_the_memory_budget_under_an_address_space_limit() 
     let input =
         fs_err::read_to_string(root().join("testdata/golden/err-template-budget/input.yaml"))
             .expect("golden input");
-    let Some(out) = run_limited(
-        1_000_000_000,
-        &input,
-        &[],
-        "issue9_f2_templates_stop_at_the_memory_budget_under_an_address_space_limit",
-    ) else {
+    let Some(out) = run_limited(1_000_000_000, &input, &[], test_name!()) else {
         return;
     };
     let (stdout, stderr) = (stdout(&out), stderr(&out));
@@ -232,7 +227,7 @@ fn issue9_f8_peak_memory_stays_near_the_input_size() {
     for (shape, factor) in [("flow", 10), ("anchored", 10), ("small", 16)] {
         let path = dir.path().join(format!("{shape}.yaml"));
         fs_err::write(&path, generate(shape, size)).expect("write input");
-        let Some(rss) = peak_rss(&path, "issue9_f8_peak_memory_stays_near_the_input_size") else {
+        let Some(rss) = peak_rss(&path, test_name!()) else {
             return;
         };
         let limit = factor * size as u64 + base;

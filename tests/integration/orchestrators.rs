@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-use crate::util::{bin, have};
+use crate::util::{bin, have, test_name};
 
 const SERVICES: &str = "\
 # The services of the hub cluster.
@@ -82,10 +82,7 @@ fn kpt(args: &[&str], cwd: &Path) -> std::process::Output {
 
 #[test]
 fn kpt_fn_eval_exec_writes_generated_files_beside_the_source() {
-    if !have(
-        "kpt",
-        "kpt_fn_eval_exec_writes_generated_files_beside_the_source",
-    ) {
+    if !have("kpt", test_name!()) {
         return;
     }
     let pkg = package();
@@ -175,7 +172,7 @@ fn kpt_fn_eval_exec_writes_generated_files_beside_the_source() {
 
 #[test]
 fn kpt_fn_eval_fails_on_error_results() {
-    if !have("kpt", "kpt_fn_eval_fails_on_error_results") {
+    if !have("kpt", test_name!()) {
         return;
     }
     let pkg = package();
@@ -209,10 +206,7 @@ fn kpt_fn_eval_fails_on_error_results() {
 
 #[test]
 fn kpt_fn_render_runs_the_function_from_a_kptfile_pipeline() {
-    if !have(
-        "kpt",
-        "kpt_fn_render_runs_the_function_from_a_kptfile_pipeline",
-    ) {
+    if !have("kpt", test_name!()) {
         return;
     }
     let pkg = package();

@@ -6,13 +6,13 @@
 
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use krm_catalog::remote::archive;
 use krm_catalog::verify::sha256_hex;
 
-use crate::util::{root, run_env, stderr, stdout, succeed};
+use crate::util::{TestContext, root, run_env, stderr, stdout, succeed, test_name};
 
 pub(crate) const CATALOG: &str = "\
 apiVersion: kubara.io/v1alpha1
@@ -257,40 +257,6 @@ pub(crate) fn resource_list(catalog: &str, trusted: &[&str], extra: &str) -> Str
     )
 }
 
-pub(crate) struct Env {
-    pub(crate) cache: tempfile::TempDir,
-    ca: Option<PathBuf>,
-}
-
-impl Env {
-    pub(crate) fn new(ca: Option<&Tls>) -> Self {
-        Self {
-            cache: tempfile::tempdir().expect("cache"),
-            ca: ca.map(|t| t.ca.clone()),
-        }
-    }
-
-    pub(crate) fn run(&self, input: &str) -> Output {
-        self.run_with(input, &[])
-    }
-
-    pub(crate) fn run_with(&self, input: &str, extra: &[(&str, &str)]) -> Output {
-        let cache = self.cache.path().to_string_lossy().into_owned();
-        let ca = self
-            .ca
-            .as_ref()
-            .map(|c| c.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let mut env = vec![
-            ("KRM_CATALOG_CACHE", cache.as_str()),
-            ("KRM_CATALOG_CA_FILE", ca.as_str()),
-            ("KRM_CATALOG_HTTP_TIMEOUT", "5"),
-        ];
-        env.extend_from_slice(extra);
-        run_env(&[], input, &root(), &env)
-    }
-}
-
 fn https_setup(test: &str) -> Option<(Tls, Server)> {
     if !tool("python3", test) || !tool("openssl", test) {
         return None;
@@ -328,12 +294,10 @@ fn escaping_bundle() -> Vec<u8> {
 
 #[test]
 fn https_file_pinned_then_offline_from_the_warm_cache_with_zero_requests() {
-    let Some((tls, server)) =
-        https_setup("https_file_pinned_then_offline_from_the_warm_cache_with_zero_requests")
-    else {
+    let Some((tls, server)) = https_setup(test_name!()) else {
         return;
     };
-    let env = Env::new(Some(&tls));
+    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let url = server.url("catalog.yaml");
     let pin = sha256_hex(CATALOG.as_bytes());
     let input = resource_list(
@@ -341,7 +305,7 @@ fn https_file_pinned_then_offline_from_the_warm_cache_with_zero_requests() {
         &[&url],
         "",
     );
-    let out = env.run(&input);
+    let out = env.run(&[], &input);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("greeting: hello")
@@ -356,30 +320,29 @@ fn https_file_pinned_then_offline_from_the_warm_cache_with_zero_requests() {
         "    builtin: false\n",
         "    builtin: false\n    offline: true\n",
     );
-    let again = env.run(&offline);
+    let again = env.run(&[], &offline);
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(
         stdout(&again).replace("    offline: true\n", ""),
         stdout(&out)
     );
     // A warm run without offline makes no request either.
-    let warm = env.run(&input);
+    let warm = env.run(&[], &input);
     assert!(warm.status.success());
     assert_eq!(server.requests(), fetched, "a warm run touched the network");
 }
 
 #[test]
 fn https_bundle_and_unpinned_urls() {
-    let Some((tls, server)) = https_setup("https_bundle_and_unpinned_urls") else {
+    let Some((tls, server)) = https_setup(test_name!()) else {
         return;
     };
-    let env = Env::new(Some(&tls));
+    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let url = server.url("bundle.tar.gz");
-    let out = env.run(&resource_list(
-        &format!("{{url: \"{url}\"}}"),
-        &[&server.url("*")],
-        "",
-    ));
+    let out = env.run(
+        &[],
+        &resource_list(&format!("{{url: \"{url}\"}}"), &[&server.url("*")], ""),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("name: demo-from-bundle"),
@@ -390,10 +353,10 @@ fn https_bundle_and_unpinned_urls() {
 
 #[test]
 fn https_errors_are_clear() {
-    let Some((tls, server)) = https_setup("https_errors_are_clear") else {
+    let Some((tls, server)) = https_setup(test_name!()) else {
         return;
     };
-    let env = Env::new(Some(&tls));
+    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let cases: Vec<(String, Vec<String>, &str)> = vec![
         (
             format!("{{url: \"{}\"}}", server.url("catalog.yaml")),
@@ -433,6 +396,7 @@ fn https_errors_are_clear() {
     for (catalog, trusted, expected) in cases {
         let trusted: Vec<&str> = trusted.iter().map(String::as_str).collect();
         let out = env.run_with(
+            &[],
             &resource_list(&catalog, &trusted, ""),
             &[("KRM_CATALOG_HTTP_RETRIES", "1")],
         );
@@ -452,18 +416,21 @@ fn https_errors_are_clear() {
 
 #[test]
 fn https_5xx_is_retried_and_a_hanging_server_times_out() {
-    let Some((tls, server)) = https_setup("https_5xx_is_retried_and_a_hanging_server_times_out")
-    else {
+    let Some((tls, server)) = https_setup(test_name!()) else {
         return;
     };
-    let env = Env::new(Some(&tls));
+    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let url = server.url("fail/2/retry/catalog.yaml");
-    let out = env.run(&resource_list(&format!("{{url: \"{url}\"}}"), &[&url], ""));
+    let out = env.run(
+        &[],
+        &resource_list(&format!("{{url: \"{url}\"}}"), &[&url], ""),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.requests(), 3, "two 503s, then the file");
     // More failures than retries: the error says it gave up and what to do.
     let url = server.url("fail/9/exhaust/catalog.yaml");
     let out = env.run_with(
+        &[],
         &resource_list(&format!("{{url: \"{url}\"}}"), &[&url], ""),
         &[("KRM_CATALOG_HTTP_RETRIES", "1")],
     );
@@ -476,6 +443,7 @@ fn https_5xx_is_retried_and_a_hanging_server_times_out() {
     let url = server.url("hang/catalog.yaml");
     let started = Instant::now();
     let out = env.run_with(
+        &[],
         &resource_list(&format!("{{url: \"{url}\"}}"), &[&url], ""),
         &[
             ("KRM_CATALOG_HTTP_TIMEOUT", "1"),
@@ -497,7 +465,7 @@ fn https_5xx_is_retried_and_a_hanging_server_times_out() {
 
 #[test]
 fn offline_with_an_empty_cache_lists_what_it_could_not_prove() {
-    let env = Env::new(None);
+    let env = TestContext::new().in_repo_root();
     let input = resource_list(
         "{url: \"https://catalogs.invalid/a.yaml\"}",
         &["https://catalogs.invalid/*", "oci://registry.invalid/*"],
@@ -508,7 +476,7 @@ fn offline_with_an_empty_cache_lists_what_it_could_not_prove() {
         "    builtin: false\n",
         "    builtin: false\n    offline: true\n",
     );
-    let out = env.run(&input);
+    let out = env.run(&[], &input);
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
     assert!(
@@ -524,11 +492,14 @@ fn offline_with_an_empty_cache_lists_what_it_could_not_prove() {
 
 #[test]
 fn a_network_less_run_fails_fast_and_says_how_to_prepare_a_cache() {
-    let env = Env::new(None);
+    let env = TestContext::new().in_repo_root();
     // Port 1 on loopback refuses connections at once, as a container without network does.
     let url = "https://127.0.0.1:1/catalog.yaml";
     let started = Instant::now();
-    let out = env.run(&resource_list(&format!("{{url: \"{url}\"}}"), &[url], ""));
+    let out = env.run(
+        &[],
+        &resource_list(&format!("{{url: \"{url}\"}}"), &[url], ""),
+    );
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
     assert!(
@@ -545,7 +516,7 @@ fn a_network_less_run_fails_fast_and_says_how_to_prepare_a_cache() {
 
 #[test]
 fn oci_artifacts_by_tag_and_by_digest() {
-    let test = "oci_artifacts_by_tag_and_by_digest";
+    let test = test_name!();
     if !tool("docker-registry", test) || !tool("skopeo", test) {
         return;
     }
@@ -566,7 +537,7 @@ fn oci_artifacts_by_tag_and_by_digest() {
         &bundle,
         "bundle.tar.gz",
     );
-    let env = Env::new(None);
+    let env = TestContext::new().in_repo_root();
     let trusted = format!("{}/catalogs/*", registry.addr);
     for (reference, expected) in [
         (
@@ -586,11 +557,10 @@ fn oci_artifacts_by_tag_and_by_digest() {
             "name: demo-from-bundle",
         ),
     ] {
-        let out = env.run(&resource_list(
-            &format!("{{oci: \"{reference}\"}}"),
-            &[&trusted],
-            "",
-        ));
+        let out = env.run(
+            &[],
+            &resource_list(&format!("{{oci: \"{reference}\"}}"), &[&trusted], ""),
+        );
         assert!(out.status.success(), "{reference}: {}", stderr(&out));
         assert!(
             stdout(&out).contains(expected),
@@ -600,11 +570,10 @@ fn oci_artifacts_by_tag_and_by_digest() {
     }
     // A digest that is not the manifest's: fail closed.
     let wrong = format!("{}/catalogs/team@sha256:{}", registry.addr, "1".repeat(64));
-    let out = Env::new(None).run(&resource_list(
-        &format!("{{oci: \"{wrong}\"}}"),
-        &[&trusted],
-        "",
-    ));
+    let out = TestContext::new().in_repo_root().run(
+        &[],
+        &resource_list(&format!("{{oci: \"{wrong}\"}}"), &[&trusted], ""),
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("catalog oci://")
@@ -648,7 +617,7 @@ fn oci_artifacts_by_tag_and_by_digest() {
 
 #[test]
 fn oci_registry_5xx_is_retried() {
-    let test = "oci_registry_5xx_is_retried";
+    let test = test_name!();
     if !tool("docker-registry", test) || !tool("skopeo", test) || !tool("python3", test) {
         return;
     }
@@ -661,13 +630,16 @@ fn oci_registry_5xx_is_retried() {
     );
     // The proxy answers 503 to the first two manifest requests.
     let proxy = Server::start(None, Some((&registry.addr, 2)));
-    let env = Env::new(None);
+    let env = TestContext::new().in_repo_root();
     let reference = format!("127.0.0.1:{}/catalogs/team:v1", proxy.port);
-    let out = env.run(&resource_list(
-        &format!("{{oci: \"{reference}\"}}"),
-        &[&format!("127.0.0.1:{}/*", proxy.port)],
-        "",
-    ));
+    let out = env.run(
+        &[],
+        &resource_list(
+            &format!("{{oci: \"{reference}\"}}"),
+            &[&format!("127.0.0.1:{}/*", proxy.port)],
+            "",
+        ),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("greeting: hello"), "{}", stdout(&out));
     let log = fs_err::read_to_string(&proxy.log).unwrap_or_default();
@@ -679,10 +651,10 @@ fn oci_registry_5xx_is_retried() {
 
 #[test]
 fn resolution_order_builtin_local_remote_inline() {
-    let Some((tls, server)) = https_setup("resolution_order_builtin_local_remote_inline") else {
+    let Some((tls, server)) = https_setup(test_name!()) else {
         return;
     };
-    let env = Env::new(Some(&tls));
+    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let url = server.url("catalog.yaml");
     // A local catalog and a remote one both define remote-app: an error naming both...
     let local = tempfile::tempdir().expect("local");
@@ -696,7 +668,7 @@ fn resolution_order_builtin_local_remote_inline() {
         "{{path: \"{}\"}}\n    - {{url: \"{url}\"}}",
         local.path().display()
     );
-    let out = env.run(&resource_list(&catalogs, &[&url], ""));
+    let out = env.run(&[], &resource_list(&catalogs, &[&url], ""));
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains(&format!(
@@ -707,11 +679,10 @@ fn resolution_order_builtin_local_remote_inline() {
         stderr(&out)
     );
     // ...and with catalogOverwrite the later (remote) catalog wins.
-    let out = env.run(&resource_list(
-        &catalogs,
-        &[&url],
-        "    catalogOverwrite: true\n",
-    ));
+    let out = env.run(
+        &[],
+        &resource_list(&catalogs, &[&url], "    catalogOverwrite: true\n"),
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("greeting: hello"), "{}", stdout(&out));
     // An inline definition comes last of all and, with catalogOverwrite, replaces the remote one.
@@ -721,7 +692,7 @@ fn resolution_order_builtin_local_remote_inline() {
         inline,
         1,
     );
-    let out = env.run(&input);
+    let out = env.run(&[], &input);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("name: inline-wins") && !stdout(&out).contains("greeting: hello"),
@@ -735,7 +706,7 @@ fn resolution_order_builtin_local_remote_inline() {
 /// `catalog pull` and mounted read-only makes the same run succeed.
 #[test]
 fn network_less_container_uses_a_mounted_cache() {
-    let test = "network_less_container_uses_a_mounted_cache";
+    let test = test_name!();
     let Ok(image) = std::env::var("KRM_CATALOG_IMAGE") else {
         crate::util::skipped(
             test,

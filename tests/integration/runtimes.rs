@@ -14,7 +14,7 @@ use krm_catalog::remote::archive;
 use krm_catalog::verify::sha256_hex;
 
 use crate::remote::{Registry, Server, Tls, tls, tool};
-use crate::util::{bin, root, run_env, stderr, stdout, succeed};
+use crate::util::{TestContext, bin, root, stderr, stdout, succeed, test_name};
 
 /// An echo function that changes one value and reports one result, so a test sees that its
 /// output replaced the items and that its results were merged.
@@ -25,58 +25,6 @@ printf 'results:\\n- message: hello from the function\\n  severity: info\\n'\n";
 const FAILS: &[u8] = b"#!/bin/sh\n/usr/bin/env >&2\necho boom >&2\nexit 3\n";
 const HANGS: &[u8] = b"#!/bin/sh\nexec /bin/sleep 30\n";
 const GARBAGE: &[u8] = b"#!/bin/sh\n/bin/cat >/dev/null\necho 'this is: [not a resource list'\n";
-
-/// A work directory with a catalog file, a cache, and a way to run the function in it.
-pub(crate) struct Package {
-    pub(crate) dir: tempfile::TempDir,
-    pub(crate) cache: tempfile::TempDir,
-    ca: Option<PathBuf>,
-}
-
-impl Package {
-    pub(crate) fn new(ca: Option<&Tls>) -> Self {
-        Self {
-            dir: tempfile::tempdir().expect("tempdir"),
-            cache: tempfile::tempdir().expect("cache"),
-            ca: ca.map(|t| t.ca.clone()),
-        }
-    }
-
-    pub(crate) fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    pub(crate) fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
-        let path = self.path().join(name);
-        fs_err::write(&path, bytes).expect("write");
-        path
-    }
-
-    pub(crate) fn env(&self) -> Vec<(String, String)> {
-        vec![
-            (
-                "KRM_CATALOG_CACHE".into(),
-                self.cache.path().to_string_lossy().into_owned(),
-            ),
-            (
-                "KRM_CATALOG_CA_FILE".into(),
-                self.ca
-                    .as_ref()
-                    .map(|c| c.to_string_lossy().into_owned())
-                    .unwrap_or_default(),
-            ),
-            ("KRM_CATALOG_HTTP_TIMEOUT".into(), "5".into()),
-        ]
-    }
-
-    pub(crate) fn run(&self, args: &[&str], input: &str, extra: &[(&str, &str)]) -> Output {
-        let env = self.env();
-        let mut all: Vec<(&str, &str)> =
-            env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
-        all.extend_from_slice(extra);
-        run_env(args, input, self.path(), &all)
-    }
-}
 
 /// A KEP catalog with one exec kind `fn.acme.dev/v1 Echo`.
 pub(crate) fn exec_catalog(uri: &str, bin: &str, sha256: Option<&str>) -> String {
@@ -189,15 +137,15 @@ fn assert_ran(out: &Output) {
 
 #[test]
 fn exec_runtimes_from_file_and_https_plain_and_archived() {
-    let case = "exec_runtimes_from_file_and_https_plain_and_archived";
+    let case = test_name!();
     // file://, relative to the working directory, a plain binary.
-    let pkg = Package::new(None);
+    let pkg = TestContext::new();
     pkg.write("echo-fn", ECHO);
     pkg.write(
         "catalog.yaml",
         exec_catalog("file://echo-fn", "echo-fn", Some(&sha256_hex(ECHO))).as_bytes(),
     );
-    assert_ran(&pkg.run(&[], &input("Echo", RUN_EXEC), &[]));
+    assert_ran(&pkg.run(&[], &input("Echo", RUN_EXEC)));
 
     let Some((tls, server)) = https(case) else {
         return;
@@ -207,29 +155,29 @@ fn exec_runtimes_from_file_and_https_plain_and_archived() {
     let zip = zip_of("bin/echo-fn", ECHO);
     server.put("echo.zip", &zip);
     for (file, bytes) in [("echo.tar.gz", &tgz), ("echo.zip", &zip)] {
-        let pkg = Package::new(Some(&tls));
+        let pkg = TestContext::new().with_ca(&tls.ca);
         pkg.write(
             "catalog.yaml",
             exec_catalog(&server.url(file), "echo-fn", Some(&sha256_hex(bytes))).as_bytes(),
         );
         let before = server.requests();
-        assert_ran(&pkg.run(&[], &input("Echo", RUN_EXEC), &[]));
+        assert_ran(&pkg.run(&[], &input("Echo", RUN_EXEC)));
         assert_eq!(server.requests(), before + 1, "{file}: one download");
         // Warm cache: offline, and no request at all.
         let offline = input("Echo", RUN_EXEC).replace(
             "    builtin: false\n",
             "    builtin: false\n    offline: true\n",
         );
-        assert_ran(&pkg.run(&[], &offline, &[]));
+        assert_ran(&pkg.run(&[], &offline));
         assert_eq!(
             server.requests(),
             before + 1,
             "{file}: the warm run made a request"
         );
         // The cached download re-hashes to its name; the binary is executable.
-        let blobs = pkg.cache.path().join("blobs/sha256");
+        let blobs = pkg.cache().join("blobs/sha256");
         assert!(blobs.join(sha256_hex(bytes)).is_file());
-        let installed = pkg.cache.path().join("bin").join(sha256_hex(ECHO));
+        let installed = pkg.cache().join("bin").join(sha256_hex(ECHO));
         let mode = std::os::unix::fs::PermissionsExt::mode(
             &fs_err::metadata(&installed)
                 .expect("installed binary")
@@ -246,7 +194,7 @@ fn run_exec_binary(
     functions: &str,
     extra: &[(&str, &str)],
 ) -> Output {
-    let pkg = Package::new(None);
+    let pkg = TestContext::new();
     pkg.write("fn", binary);
     let declared = sha256.map_or_else(|| sha256_hex(binary), str::to_owned);
     let pin = if sha256 == Some("") {
@@ -258,7 +206,7 @@ fn run_exec_binary(
         "catalog.yaml",
         exec_catalog("file://fn", "fn", pin).as_bytes(),
     );
-    pkg.run(&[], &input("Echo", functions), extra)
+    pkg.run_with(&[], &input("Echo", functions), extra)
 }
 
 /// The run failed with one error result containing `needle`, and lost no item.
@@ -334,20 +282,20 @@ fn exec_runtime_errors_are_results_and_lose_nothing() {
 
 #[test]
 fn catalog_lock_and_verify_exec_downloads() {
-    let case = "catalog_lock_and_verify_exec_downloads";
+    let case = test_name!();
     let Some((tls, server)) = https(case) else {
         return;
     };
     server.put("echo-fn", ECHO);
-    let pkg = Package::new(Some(&tls));
+    let pkg = TestContext::new().with_ca(&tls.ca);
     let catalog = exec_catalog(&server.url("echo-fn"), "echo-fn", None);
     pkg.write("catalog.yaml", catalog.as_bytes());
 
-    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "", &[]);
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stdout(&out).contains("UNPINNED"), "{}", stdout(&out));
 
-    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "", &[]);
+    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     let hex = sha256_hex(ECHO);
     assert!(
@@ -367,10 +315,10 @@ fn catalog_lock_and_verify_exec_downloads() {
         locked, expected,
         "lock must only add the digest (comments stay)"
     );
-    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "", &[]);
+    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "");
     assert!(stdout(&out).contains("already pinned"), "{}", stdout(&out));
 
-    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "", &[]);
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     assert!(stdout(&out).starts_with("ok "), "{}", stdout(&out));
     assert!(
@@ -381,7 +329,7 @@ fn catalog_lock_and_verify_exec_downloads() {
 
     // The binary changed on the server: verify fails and says so.
     server.put("echo-fn", FAILS);
-    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "", &[]);
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     let text = stdout(&out);
     assert!(
@@ -401,7 +349,7 @@ fn blob(layout: &Path, bytes: &[u8]) -> (String, usize) {
     let hex = sha256_hex(bytes);
     let dir = layout.join("blobs/sha256");
     fs_err::create_dir_all(&dir).expect("mkdir");
-    fs_err::write(dir.join(&hex), bytes).expect("blob");
+    fs_err::write(dir.join(&hex), bytes).expect("symlink");
     (format!("sha256:{hex}"), bytes.len())
 }
 
@@ -516,7 +464,7 @@ fn registry(case: &str) -> Option<Registry> {
 
 #[test]
 fn images_are_verified_against_the_registry() {
-    let Some(reg) = registry("images_are_verified_against_the_registry") else {
+    let Some(reg) = registry(test_name!()) else {
         return;
     };
     let r = &reg.addr;
@@ -527,10 +475,10 @@ fn images_are_verified_against_the_registry() {
     push_image(multi.path(), &format!("{r}/fn/multi:v1"));
     let wrong = format!("sha256:{}", "bad0".repeat(16));
 
-    let pkg = Package::new(None);
+    let pkg = TestContext::new();
     let check = |kinds: &[String]| {
         pkg.write("catalog.yaml", image_catalog(kinds).as_bytes());
-        let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "", &[]);
+        let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
         (out.status.code(), stdout(&out), stderr(&out))
     };
     // Right digests: by tag + sha256, digest in the reference, and an index by its own digest.
@@ -597,7 +545,7 @@ fn images_are_verified_against_the_registry() {
         )
         .as_bytes(),
     );
-    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "", &[]);
+    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     let locked = fs_err::read_to_string(pkg.path().join("catalog.yaml")).expect("read");
     assert!(locked.starts_with("# team functions\n"), "{locked}");
@@ -611,14 +559,14 @@ fn images_are_verified_against_the_registry() {
             ])
         )
     );
-    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "", &[]);
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
     assert!(out.status.success(), "{}", stdout(&out));
 
     // …and when the tag moves, verify fails (the CI gate) and so does a function-mode run
     // that checks tags, while pinning alone needs no registry.
     let (v2, v2_digest, _) = image_layout(b"two", false);
     push_image(v2.path(), &format!("{r}/fn/noop:v1"));
-    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "", &[]);
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(
         stdout(&out).contains(&format!(
@@ -633,11 +581,10 @@ fn images_are_verified_against_the_registry() {
             "Tagged",
             "{mode: pin, verifyTags: true, allowNetwork: true}",
         ),
-        &[],
     );
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(stdout(&out).contains("moved"), "{}", stdout(&out));
-    let out = pkg.run(&[], &input("Tagged", "{mode: pin}"), &[]);
+    let out = pkg.run(&[], &input("Tagged", "{mode: pin}"));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains(&format!("image: {r}/fn/noop@{v1_digest}")),
@@ -651,8 +598,8 @@ fn images_are_verified_against_the_registry() {
 /// exit 0), and an unreachable registry under `allowNetwork` gave a bare connection error.
 #[test]
 fn issue8_f6_verify_tags_needs_no_allow_network_and_never_skips() {
-    let case = "issue8_f6_verify_tags_needs_no_allow_network_and_never_skips";
-    let pkg = Package::new(None);
+    let case = test_name!();
+    let pkg = TestContext::new();
     // No registry listens on port 1 of loopback: the check fails and says what to do instead.
     pkg.write(
         "catalog.yaml",
@@ -663,7 +610,7 @@ fn issue8_f6_verify_tags_needs_no_allow_network_and_never_skips() {
         )])
         .as_bytes(),
     );
-    let out = pkg.run(
+    let out = pkg.run_with(
         &[],
         &input("Tagged", "{mode: pin, verifyTags: true}"),
         &[("KRM_CATALOG_HTTP_RETRIES", "0")],
@@ -693,12 +640,12 @@ fn issue8_f6_verify_tags_needs_no_allow_network_and_never_skips() {
         )])
         .as_bytes(),
     );
-    let out = pkg.run(&[], &input("Tagged", "{mode: pin, verifyTags: true}"), &[]);
+    let out = pkg.run(&[], &input("Tagged", "{mode: pin, verifyTags: true}"));
     assert!(out.status.success(), "{}", stderr(&out));
     // The tag moves: without allowNetwork the run still checks, and fails.
     let (v2, v2_digest, _) = image_layout(b"two", false);
     push_image(v2.path(), &format!("{r}/fn/noop:v1"));
-    let out = pkg.run(&[], &input("Tagged", "{mode: pin, verifyTags: true}"), &[]);
+    let out = pkg.run(&[], &input("Tagged", "{mode: pin, verifyTags: true}"));
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(
         stderr(&out).contains(&format!(
@@ -742,10 +689,10 @@ fn function_image(case: &str, reg: &Registry) -> Option<String> {
 }
 
 /// A registry, the function image pushed to it, and an empty package; None when skipped.
-fn docker_setup(case: &str) -> Option<(Registry, String, Package)> {
+fn docker_setup(case: &str) -> Option<(Registry, String, TestContext)> {
     let reg = registry(case)?;
     let tag = function_image(case, &reg)?;
-    Some((reg, tag, Package::new(None)))
+    Some((reg, tag, TestContext::new()))
 }
 
 /// A `docker` on PATH that logs its arguments and runs the real one.
@@ -780,7 +727,7 @@ fn logging_docker(dir: &Path) -> (String, PathBuf) {
 
 #[test]
 fn container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt() {
-    let case = "container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt";
+    let case = test_name!();
     let Some((reg, tag, pkg)) = docker_setup(case) else {
         return;
     };
@@ -788,15 +735,15 @@ fn container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt() {
         "catalog.yaml",
         image_catalog(&[image_kind("SetLabels", &tag, None)]).as_bytes(),
     );
-    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "", &[]);
+    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "");
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "", &[]);
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
     assert!(out.status.success(), "{}", stdout(&out));
 
     // Run mode: through the engine, network off, as nobody, no new privileges.
     let tools = tempfile::tempdir().expect("tempdir");
     let (path, log) = logging_docker(tools.path());
-    let out = pkg.run(&[], &input("SetLabels", "{mode: run}"), &[("PATH", &path)]);
+    let out = pkg.run_with(&[], &input("SetLabels", "{mode: run}"), &[("PATH", &path)]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
     assert!(
@@ -818,7 +765,7 @@ fn container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt() {
     );
 
     // Pin mode: the annotated item is what kustomize runs as a transformer…
-    let out = pkg.run(&[], &input("SetLabels", "{mode: pin}"), &[]);
+    let out = pkg.run(&[], &input("SetLabels", "{mode: pin}"));
     assert!(out.status.success(), "{}", stderr(&out));
     let list: serde_json::Value = krm_catalog::yaml::parse(&stdout(&out)).expect("yaml");
     let step = list["items"]
@@ -895,7 +842,7 @@ fn container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt() {
 
 #[test]
 fn parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written() {
-    let case = "parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written";
+    let case = test_name!();
     let Some((tls, server)) = https(case) else {
         return;
     };
@@ -904,7 +851,7 @@ fn parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written
     big.extend(std::iter::repeat_n(b'#', 256 * 1024));
     big.push(b'\n');
     server.put("echo-fn", &big);
-    let pkg = Package::new(Some(&tls));
+    let pkg = TestContext::new().with_ca(&tls.ca);
     pkg.write(
         "catalog.yaml",
         exec_catalog(
@@ -960,7 +907,7 @@ fn parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written
     // Every cache file is complete: blobs and binaries re-hash to their names, and no
     // temporary file is left behind.
     let mut files = Vec::new();
-    let mut stack = vec![pkg.cache.path().to_path_buf()];
+    let mut stack = vec![pkg.cache().to_path_buf()];
     while let Some(dir) = stack.pop() {
         for entry in fs_err::read_dir(&dir).expect("read_dir") {
             let path = entry.expect("entry").path();
@@ -1006,7 +953,7 @@ fn parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written
 /// passes, pin mode feeds `kubectl kustomize`, run mode runs the exec binary.
 #[test]
 fn the_documented_runtime_walkthrough() {
-    let case = "the_documented_runtime_walkthrough";
+    let case = test_name!();
     let Some((_registry, tag, pkg)) = docker_setup(case) else {
         return;
     };
@@ -1033,17 +980,17 @@ fn the_documented_runtime_walkthrough() {
     )
     .expect("copy");
 
-    let out = pkg.run(&["catalog", "verify", "catalog"], "", &[]);
+    let out = pkg.run(&["catalog", "verify", "catalog"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(
         stdout(&out).contains("2 runtimes checked, 2 not ok"),
         "{}",
         stdout(&out)
     );
-    let out = pkg.run(&["catalog", "lock", "catalog"], "", &[]);
+    let out = pkg.run(&["catalog", "lock", "catalog"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).lines().count(), 2, "{}", stdout(&out));
-    let out = pkg.run(&["catalog", "verify", "catalog"], "", &[]);
+    let out = pkg.run(&["catalog", "verify", "catalog"], "");
     assert!(out.status.success(), "{}", stdout(&out));
     assert!(
         stdout(&out).contains("2 runtimes checked, 0 not ok"),
@@ -1054,7 +1001,6 @@ fn the_documented_runtime_walkthrough() {
     let out = pkg.run(
         &["render", "--fn-config", "pin.yaml", "src/labels.yaml"],
         "",
-        &[],
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -1083,7 +1029,7 @@ fn the_documented_runtime_walkthrough() {
         "src/app.yaml",
         "src/labels-local.yaml",
     ];
-    let out = pkg.run(&args, "", &[]);
+    let out = pkg.run(&args, "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("team: payments"), "{}", stdout(&out));
     assert!(!stdout(&out).contains("SetLabelsLocal"), "{}", stdout(&out));
@@ -1095,7 +1041,7 @@ fn steps_run_in_input_order_over_the_current_items() {
     // ConfigMap would end up with `hello-from-exec`.
     let second: &[u8] =
         b"#!/bin/sh\n/bin/sed 's/greeting: hello-from-exec$/greeting: hello-from-exec-twice/'\n";
-    let pkg = Package::new(None);
+    let pkg = TestContext::new();
     pkg.write("echo-fn", ECHO);
     pkg.write("second-fn", second);
     let first = exec_catalog("file://echo-fn", "echo-fn", Some(&sha256_hex(ECHO)));
@@ -1109,7 +1055,7 @@ fn steps_run_in_input_order_over_the_current_items() {
         "functionConfig:",
         "- apiVersion: fn.acme.dev/v1\n  kind: Second\n  metadata:\n    name: then\nfunctionConfig:",
     );
-    let out = pkg.run(&[], &input, &[]);
+    let out = pkg.run(&[], &input);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}{}", stderr(&out));
     assert!(text.contains("greeting: hello-from-exec-twice\n"), "{text}");
@@ -1117,7 +1063,7 @@ fn steps_run_in_input_order_over_the_current_items() {
 
 #[test]
 fn run_mode_without_a_container_engine_suggests_pin_mode() {
-    let pkg = Package::new(None);
+    let pkg = TestContext::new();
     let digest = "2f2b9a1f6b0b7c5b4d7e0f3c5a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e";
     pkg.write(
         "catalog.yaml",
@@ -1126,7 +1072,7 @@ fn run_mode_without_a_container_engine_suggests_pin_mode() {
     let empty = tempfile::tempdir().expect("tempdir");
     let path = empty.path().to_string_lossy().into_owned();
     for engine in ["docker", "podman"] {
-        let out = pkg.run(
+        let out = pkg.run_with(
             &[],
             &input("Echo", &format!("{{mode: run, containerEngine: {engine}}}")),
             &[("PATH", &path)],
@@ -1141,7 +1087,7 @@ fn run_mode_without_a_container_engine_suggests_pin_mode() {
 #[test]
 fn an_image_and_binaries_side_by_side_pick_by_mode_and_permission() {
     let digest = "2f2b9a1f6b0b7c5b4d7e0f3c5a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e";
-    let pkg = Package::new(None);
+    let pkg = TestContext::new();
     pkg.write("echo-fn", ECHO);
     let catalog = exec_catalog("file://echo-fn", "echo-fn", Some(&sha256_hex(ECHO))).replace(
         "        exec:\n",
@@ -1149,7 +1095,7 @@ fn an_image_and_binaries_side_by_side_pick_by_mode_and_permission() {
     );
     pkg.write("catalog.yaml", catalog.as_bytes());
     // Pin mode: the image (binaries cannot be pinned portably).
-    let out = pkg.run(&[], &input("Echo", "{mode: pin}"), &[]);
+    let out = pkg.run(&[], &input("Echo", "{mode: pin}"));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains(&format!("image: ghcr.io/acme/echo@sha256:{digest}")),
@@ -1157,10 +1103,10 @@ fn an_image_and_binaries_side_by_side_pick_by_mode_and_permission() {
         stdout(&out)
     );
     // Run mode with exec allowed: the binary.
-    assert_ran(&pkg.run(&[], &input("Echo", RUN_EXEC), &[]));
+    assert_ran(&pkg.run(&[], &input("Echo", RUN_EXEC)));
     // Run mode without it: the image, through a container engine (none here).
     let empty = tempfile::tempdir().expect("tempdir");
     let path = empty.path().to_string_lossy().into_owned();
-    let out = pkg.run(&[], &input("Echo", "{mode: run}"), &[("PATH", &path)]);
+    let out = pkg.run_with(&[], &input("Echo", "{mode: run}"), &[("PATH", &path)]);
     assert_error(&out, "no container engine: `docker` is not installed");
 }
