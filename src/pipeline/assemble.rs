@@ -2,6 +2,8 @@
 //! local-config with their generated objects right after them, objects of earlier runs replaced,
 //! function-backed items pinned or run; items that leave unchanged keep their input text.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::classify::{Classified, Role};
@@ -16,7 +18,7 @@ use crate::results::Results;
 pub(super) fn assemble(
     items: Vec<Value>,
     classified: Classified,
-    verified: Vec<Option<Step>>,
+    mut verified: HashMap<usize, Step>,
     expansion: Expansion,
     verbatim: &mut Option<Verbatim>,
     results: &mut Results,
@@ -40,8 +42,8 @@ pub(super) fn assemble(
         .zip(input_ranges)
         .zip(classified.roles)
         .zip(generated)
-        .zip(verified);
-    for ((((mut item, range), role), produced), step) in rows {
+        .enumerate();
+    for (i, (((mut item, range), role), produced)) in rows {
         match role {
             Role::Generated(from) => {
                 if !expanded_sources.contains(&from) && classified.sources_present.contains(&from) {
@@ -53,7 +55,7 @@ pub(super) fn assemble(
                 out.push(item);
                 ranges.push(range);
             }
-            Role::Function(..) => match step {
+            Role::Function(..) => match verified.remove(&i) {
                 Some(Step::Pinned(pinned)) => {
                     out.push(pinned);
                     ranges.push(None);

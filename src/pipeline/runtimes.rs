@@ -1,6 +1,8 @@
 //! The runtime stage: verify the runtime of every function-backed item (SPEC §7.3) and decide
 //! what it becomes (pinned, run as a step, or left as it is with an error).
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::classify::Role;
@@ -11,37 +13,42 @@ use crate::functions::{self, Step};
 use crate::remote::Remote;
 use crate::results::Results;
 
-/// One step per item, `Some` for function-backed items, in input order. Their results come
-/// apart: the run reports them after expansion's, where they have always been.
+/// The step of each function-backed item, by its index (a map, not one slot per item: most
+/// items are not function-backed, and memory per item counts with many small items). Their
+/// results come apart: the run reports them after expansion's, where they have always been.
 pub(super) fn verify(
     items: &[Value],
     roles: &[Role],
     catalog: &Catalog,
     settings: &Settings,
     ctx: &RunContext,
-) -> (Vec<Option<Step>>, Results) {
+) -> (HashMap<usize, Step>, Results) {
     let mut results = Results::default();
     let mut remote: Option<Remote> = None;
     let steps = items
         .iter()
         .zip(roles)
-        .map(|(item, role)| {
+        .enumerate()
+        .filter_map(|(i, (item, role))| {
             let Role::Function(runtime, bundle) = role else {
                 return None;
             };
             let remote = remote.get_or_insert_with(|| Remote::new(settings.offline));
-            Some(functions::prepare(
-                item,
-                runtime,
-                // Unknown provenance gets the strictest treatment (inline).
-                catalog
-                    .bundles
-                    .get(*bundle)
-                    .map_or(&Origin::Inline, |b| &b.origin),
-                settings,
-                remote,
-                &ctx.cwd,
-                &mut results,
+            Some((
+                i,
+                functions::prepare(
+                    item,
+                    runtime,
+                    // Unknown provenance gets the strictest treatment (inline).
+                    catalog
+                        .bundles
+                        .get(*bundle)
+                        .map_or(&Origin::Inline, |b| &b.origin),
+                    settings,
+                    remote,
+                    &ctx.cwd,
+                    &mut results,
+                ),
             ))
         })
         .collect();
