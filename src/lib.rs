@@ -28,4 +28,5 @@ pub mod service;
 pub mod strict;
 pub mod suggest;
 pub mod verify;
+pub mod walk;
 pub mod yaml;

@@ -199,7 +199,7 @@ fn collect_dir(
     visited: &mut std::collections::HashSet<(u64, u64)>,
     out: &mut Vec<(String, PathBuf)>,
 ) -> Result<(), String> {
-    if !visited.insert(dir_id(dir)?) {
+    if !visited.insert(crate::walk::dir_id(dir)?) {
         return Ok(());
     }
     let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)
@@ -241,23 +241,6 @@ fn collect_dir(
         }
     }
     Ok(())
-}
-
-/// Device and inode of a directory (links resolved).
-#[cfg(unix)]
-fn dir_id(dir: &Path) -> Result<(u64, u64), String> {
-    use std::os::unix::fs::MetadataExt as _;
-    let meta = fs_err::metadata(dir).map_err(|e| e.to_string())?;
-    Ok((meta.dev(), meta.ino()))
-}
-
-#[cfg(not(unix))]
-fn dir_id(dir: &Path) -> Result<(u64, u64), String> {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    let canonical = fs_err::canonicalize(dir).map_err(|e| e.to_string())?;
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write(canonical.to_string_lossy().as_bytes());
-    Ok((0, h.finish()))
 }
 
 /// Read one input, bounded like the function's stdin: all inputs together may hold at most

@@ -154,7 +154,7 @@ fn kep_files(root: &Path) -> Result<Vec<PathBuf>, String> {
     let mut visited = std::collections::HashSet::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        if !visited.insert(dir_id(&dir)?) {
+        if !visited.insert(crate::walk::dir_id(&dir)?) {
             continue;
         }
         for entry in fs_err::read_dir(&dir).map_err(|e| e.to_string())? {
@@ -196,23 +196,6 @@ pub fn catalog_root(path: &Path) -> PathBuf {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),
     }
-}
-
-/// Device and inode of a directory.
-#[cfg(unix)]
-fn dir_id(dir: &Path) -> Result<(u64, u64), String> {
-    use std::os::unix::fs::MetadataExt as _;
-    let meta = fs_err::metadata(dir).map_err(|e| e.to_string())?;
-    Ok((meta.dev(), meta.ino()))
-}
-
-#[cfg(not(unix))]
-fn dir_id(dir: &Path) -> Result<(u64, u64), String> {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    let canonical = fs_err::canonicalize(dir).map_err(|e| e.to_string())?;
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write(canonical.to_string_lossy().as_bytes());
-    Ok((0, h.finish()))
 }
 
 /// Replace `file` with `text` atomically, never writing through a link: the new content goes
