@@ -2,7 +2,8 @@
 //! (the README's environment table and SECURITY.md's limits table follow this list), and typed
 //! accessors that apply the defaults. Nothing else reads the environment.
 //!
-//! Numbers are read trimmed; a value that does not parse is ignored and the default applies.
+//! Numbers are read trimmed; a value that does not parse is ignored and the default applies,
+//! with a warning on stderr (once per variable), so a typo in a limit is never silent.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -50,9 +51,33 @@ pub const HOME: &str = "HOME";
 
 const MIB: u64 = 1024 * 1024;
 
-/// A number from `name`, trimmed; `None` when unset or not a number.
+/// A number from `name`, trimmed; `None` when unset or not a number (then a warning).
 fn number<T: std::str::FromStr>(name: &str) -> Option<T> {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+    let value = std::env::var_os(name).filter(|v| !v.is_empty())?;
+    let parsed = value.to_str().and_then(|v| v.trim().parse().ok());
+    if parsed.is_none() {
+        warn_once(name, &value);
+    }
+    parsed
+}
+
+/// The logger is not part of what `build.rs` compiles, so this writes the logger's format
+/// itself; accessors run many times per process, the warning once per variable.
+fn warn_once(name: &str, value: &std::ffi::OsStr) {
+    use std::io::Write as _;
+    static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let Ok(mut warned) = WARNED.lock() else {
+        return;
+    };
+    if warned.iter().any(|w| w == name) {
+        return;
+    }
+    warned.push(name.to_owned());
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "krm-catalog warn: {name}={:?} is not a number; using the default",
+        value.to_string_lossy()
+    );
 }
 
 /// A variable's value when set and not empty.

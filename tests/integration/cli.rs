@@ -602,3 +602,27 @@ fn issue8_render_refuses_a_resolvecatalog_it_would_ignore() {
         "krm-catalog error: two.yaml: expected one YAML document (the function config), found 2; give the function config a file of its own\n"
     );
 }
+
+/// A limit variable that is not a number falls back to its default, but never silently: a typo
+/// in `KRM_CATALOG_MAX_INPUT_BYTES` used to be ignored without a word.
+#[test]
+fn an_unparsable_limit_variable_is_a_warning_once() {
+    let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n";
+    let out = crate::util::run_env(
+        &[],
+        list,
+        &root(),
+        &[
+            ("KRM_CATALOG_MAX_INPUT_BYTES", "12x"),
+            ("KRM_CATALOG_HTTP_RETRIES", ""),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stderr(&out);
+    let warning =
+        "krm-catalog warn: KRM_CATALOG_MAX_INPUT_BYTES=\"12x\" is not a number; using the default";
+    assert_eq!(text.matches(warning).count(), 1, "{text}");
+    // Empty is unset, as before.
+    assert!(!text.contains("KRM_CATALOG_HTTP_RETRIES"), "{text}");
+    assert_eq!(stdout(&out), list);
+}
