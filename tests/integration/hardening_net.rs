@@ -4,7 +4,6 @@
 //! address-space limit (`prlimit --as`), so a regression fails the test instead of taking the
 //! machine down. Tests print `SKIPPED …` when python3, openssl or prlimit are missing.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -95,23 +94,8 @@ fn bounded(args: &[&str], stdin: &str, cwd: &Path, env: &[(&str, &str)]) -> Outp
         .arg("--")
         .arg(bin())
         .args(args)
-        .current_dir(cwd)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("prlimit");
-    let mut pipe = child.stdin.take().expect("stdin");
-    let input = stdin.to_owned();
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(input.as_bytes());
-    });
-    let out = child.wait_with_output().expect("wait");
-    let _ = writer.join();
-    out
+        .current_dir(cwd);
+    crate::util::feed(&mut cmd, stdin, env)
 }
 
 fn assert_failed_with(out: &Output, needle: &str, context: &str) {

@@ -23,16 +23,21 @@ pub fn run(args: &[&str], stdin: &str, cwd: &Path) -> Output {
 /// Run the binary with args, stdin and extra environment.
 pub fn run_env(args: &[&str], stdin: &str, cwd: &Path, env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(bin());
-    cmd.args(args)
-        .current_dir(cwd)
+    cmd.args(args).current_dir(cwd);
+    feed(&mut cmd, stdin, env)
+}
+
+/// Spawn `cmd` with piped stdio, without `RUST_LOG` and with `env` added, write `stdin` on a
+/// thread (a child that never reads cannot block the test) and wait for its output.
+pub fn feed(cmd: &mut Command, stdin: &str, env: &[(&str, &str)]) -> Output {
+    cmd.env_remove("RUST_LOG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    cmd.env_remove("RUST_LOG");
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().expect("spawn krm-catalog");
+    let mut child = cmd.spawn().expect("spawn");
     let mut pipe = child.stdin.take().expect("stdin");
     let input = stdin.to_owned();
     let writer = std::thread::spawn(move || {
