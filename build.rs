@@ -1,35 +1,9 @@
 //! Embeds `catalogs/builtin/` and validates it at build time with the same code the binary
-//! runs: the catalog modules are compiled into this build script through `#[path]`, so a
+//! runs (`krm-catalog-core`, a build-dependency), so a
 //! broken built-in catalog (bad schema, bad template, a service that does not render with its
 //! defaults) fails `cargo build` with the file and schema path, instead of failing users.
 
-#![allow(dead_code, unused_imports, clippy::all, clippy::pedantic)]
-
-#[path = "src/catalog/mod.rs"]
-mod catalog;
-#[path = "src/catalog_ref.rs"]
-mod catalog_ref;
-#[path = "src/config.rs"]
-mod config;
-#[path = "src/env.rs"]
-mod env;
-#[path = "src/gvk.rs"]
-mod gvk;
-#[path = "src/render/mod.rs"]
-mod render;
-#[path = "src/schema/mod.rs"]
-mod schema;
-#[path = "src/service/mod.rs"]
-mod service;
-#[path = "src/strict.rs"]
-mod strict;
-#[path = "src/suggest.rs"]
-mod suggest;
-#[path = "src/verify.rs"]
-mod verify;
-#[path = "src/yaml.rs"]
-mod yaml;
-
+use krm_catalog_core::{catalog, render, service};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -168,27 +142,17 @@ fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Ch
 
 fn main() {
     println!("cargo:rerun-if-changed={ROOT}");
-    for module in [
-        "src/catalog",
-        "src/render",
-        "src/schema",
-        "src/service",
-        "src/config.rs",
-        "src/gvk.rs",
-        "src/strict.rs",
-        "src/suggest.rs",
-        "src/verify.rs",
-        "src/yaml.rs",
-    ] {
-        println!("cargo:rerun-if-changed={module}");
-    }
     let manifest =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
     let root = manifest.join(ROOT);
     let mut files = Vec::new();
     walk(&root, &root, &mut files);
     // README and other docs are not part of the catalog content.
-    files.retain(|(rel, _)| !rel.ends_with(".md"));
+    files.retain(|(rel, _)| {
+        !Path::new(rel)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("md"))
+    });
     let contents: Vec<(String, Vec<u8>)> = files
         .iter()
         .map(|(rel, path)| {
@@ -216,12 +180,11 @@ fn main() {
         );
         problems.extend(chosen.into_iter().filter_map(|c| c.problem));
     }
-    if !problems.is_empty() {
-        panic!(
-            "the built-in catalog ({ROOT}) is invalid:\n  {}",
-            problems.join("\n  ")
-        );
-    }
+    assert!(
+        problems.is_empty(),
+        "the built-in catalog ({ROOT}) is invalid:\n  {}",
+        problems.join("\n  ")
+    );
 
     // The groups the built-in catalog claims: a run whose items touch none of them (and that
     // has no other catalog) never needs to load it.

@@ -8,25 +8,17 @@
 //! [`cli`] is the command line around it; [`yaml`] is the only door YAML goes through.
 
 pub mod builtin;
-pub mod catalog;
-pub mod catalog_ref;
 pub mod cli;
-pub mod config;
-pub mod env;
 pub mod functions;
-pub mod gvk;
 pub mod logger;
 pub mod names;
 pub mod pipeline;
 pub mod remote;
-pub mod render;
 pub mod resource_list;
 pub mod results;
 pub mod runtime;
-pub mod schema;
-pub mod service;
-pub mod strict;
-pub mod suggest;
-pub mod verify;
 pub mod walk;
-pub mod yaml;
+
+pub use krm_catalog_core::{
+    catalog, catalog_ref, config, env, gvk, render, schema, service, strict, suggest, verify, yaml,
+};
