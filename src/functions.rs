@@ -31,7 +31,7 @@ pub enum Step {
 fn exec_root(origin: &Origin, cwd: &Path) -> Option<PathBuf> {
     match origin {
         Origin::Path(label) => {
-            let path = crate::pipeline::resolve_path(cwd, label);
+            let path = crate::env::resolve_path(cwd, label);
             if path.is_dir() {
                 Some(path)
             } else {

@@ -2,8 +2,6 @@
 //! the image, `spec.catalogs`, inline), skip them on the hot path, and keep a catalog that
 //! cannot be fetched from failing a run that does not need it (KEP-2906 "Dependencies").
 
-use std::path::{Path, PathBuf};
-
 use serde_json::Value;
 
 use super::input::{RunContext, gvk_of, hydrate, is_inline_catalog_item, is_service_set};
@@ -97,7 +95,7 @@ pub fn load_catalogs(
     for entry in env_catalogs.iter().chain(&settings.catalogs) {
         let mut bundle = match &entry.source {
             CatalogRef::Path(p) => {
-                let path = resolve_path(&ctx.cwd, p);
+                let path = crate::env::resolve_path(&ctx.cwd, p);
                 let mut bundle = Bundle::from_path(p, &path);
                 if !path.exists() {
                     for e in &mut bundle.problems {
@@ -154,21 +152,6 @@ pub fn load_catalogs(
         (e, field)
     }));
     (catalog, errors)
-}
-
-/// A configured catalog path as the run resolves it (`~/`, relative to `cwd`).
-pub(crate) fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
-    if let Some(rest) = path.strip_prefix("~/")
-        && let Some(home) = crate::env::home()
-    {
-        return PathBuf::from(home).join(rest);
-    }
-    let p = Path::new(path);
-    if p.is_absolute() {
-        p.to_path_buf()
-    } else {
-        cwd.join(p)
-    }
 }
 
 /// Whether a run can need any catalog: the hot path (a pipeline of ordinary resources) skips

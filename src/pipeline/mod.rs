@@ -23,7 +23,6 @@ use crate::resource_list::{self, ResourceList, Verbatim};
 use crate::results::{Results, Severity};
 
 pub use catalogs::load_catalogs;
-pub(crate) use catalogs::resolve_path;
 pub use input::RunContext;
 pub use output::{CATALOG_ANNOTATION, GENERATED_FROM, MANAGED_BY, SERVICE_ANNOTATION};
 

@@ -8,6 +8,7 @@ mod crd_corpus;
 mod golden;
 mod hardening_local;
 mod hardening_net;
+mod layout;
 mod limits;
 mod orchestrators;
 mod remote;

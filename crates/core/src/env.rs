@@ -88,17 +88,17 @@ fn non_empty(name: &str) -> Option<OsString> {
 /// [`MAX_INPUT_BYTES`], read once per process.
 pub fn max_input_bytes() -> usize {
     static LIMIT: OnceLock<usize> = OnceLock::new();
-    *LIMIT.get_or_init(|| number(MAX_INPUT_BYTES).unwrap_or(crate::yaml::MAX_INPUT_BYTES))
+    *LIMIT.get_or_init(|| number(MAX_INPUT_BYTES).unwrap_or(256 << 20))
 }
 
 /// [`TEMPLATE_MAX_BYTES`].
 pub fn template_max_bytes() -> usize {
-    number(TEMPLATE_MAX_BYTES).unwrap_or(crate::render::TEMPLATE_MAX_BYTES)
+    number(TEMPLATE_MAX_BYTES).unwrap_or(128 << 20)
 }
 
 /// [`TEMPLATE_TIMEOUT`].
 pub fn template_timeout() -> Duration {
-    Duration::from_secs(number(TEMPLATE_TIMEOUT).unwrap_or(crate::render::TEMPLATE_TIMEOUT_SECS))
+    Duration::from_secs(number(TEMPLATE_TIMEOUT).unwrap_or(10u64))
 }
 
 /// [`FUNCTION_TIMEOUT`].
@@ -177,4 +177,20 @@ pub fn home() -> Option<OsString> {
 /// [`RUST_LOG`] when set and UTF-8.
 pub fn rust_log() -> Option<String> {
     std::env::var(RUST_LOG).ok()
+}
+
+/// A path as the user wrote it in a config or variable, as the run resolves it: `~/` is the
+/// home directory, a relative path is relative to `cwd`.
+pub fn resolve_path(cwd: &Path, path: &str) -> PathBuf {
+    if let Some(rest) = path.strip_prefix("~/")
+        && let Some(home) = home()
+    {
+        return PathBuf::from(home).join(rest);
+    }
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        cwd.join(p)
+    }
 }

@@ -10,11 +10,8 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-/// Largest input we accept in one read (a ResourceList, a catalog file, a template output),
-/// unless `KRM_CATALOG_MAX_INPUT_BYTES` says otherwise.
-pub const MAX_INPUT_BYTES: usize = 256 * 1024 * 1024;
-
-/// The input size limit in effect: [`MAX_INPUT_BYTES`] or `KRM_CATALOG_MAX_INPUT_BYTES`.
+/// The largest input we accept in one read (a ResourceList, a catalog file, a template
+/// output): `KRM_CATALOG_MAX_INPUT_BYTES`, default 256 MiB (see [`crate::env`]).
 pub fn max_input_bytes() -> usize {
     crate::env::max_input_bytes()
 }

@@ -23,14 +23,9 @@ use crate::service::definition::Status;
 pub const FUEL: u64 = 5_000_000;
 /// Largest output one template render may produce.
 pub const MAX_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
-/// Bytes one template render may allocate for strings, lists and output, counted as they are
-/// created (a string built by doubling counts every step), unless
-/// `KRM_CATALOG_TEMPLATE_MAX_BYTES` says otherwise.
-pub const TEMPLATE_MAX_BYTES: usize = 128 * 1024 * 1024;
-/// Seconds one template render may take, unless `KRM_CATALOG_TEMPLATE_TIMEOUT` says otherwise.
-pub const TEMPLATE_TIMEOUT_SECS: u64 = 10;
-
-/// The budget of one template render.
+/// The budget of one template render: bytes it may allocate for strings, lists and output,
+/// counted as they are created (a string built by doubling counts every step), and seconds it
+/// may take (`KRM_CATALOG_TEMPLATE_MAX_BYTES`, `KRM_CATALOG_TEMPLATE_TIMEOUT`: [`crate::env`]).
 pub fn limits() -> minijinja::budget::Limits {
     static LIMITS: std::sync::OnceLock<minijinja::budget::Limits> = std::sync::OnceLock::new();
     *LIMITS.get_or_init(|| minijinja::budget::Limits {
