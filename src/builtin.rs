@@ -5,11 +5,6 @@ use crate::catalog::{Bundle, Origin};
 
 include!(concat!(env!("OUT_DIR"), "/builtin_catalog.rs"));
 
-/// The embedded files: relative path and content, sorted by path.
-pub fn files() -> &'static [(&'static str, &'static [u8])] {
-    FILES
-}
-
 /// The API groups the built-in catalog claims (computed at build time).
 pub fn groups() -> &'static [&'static str] {
     GROUPS

@@ -2,23 +2,36 @@
 //! `ServiceDefinition`-backed services into manifests.
 //!
 //! The flow of one run (see [`pipeline`]): [`resource_list`] reads the ResourceList, [`config`]
-//! reads the function config, [`catalog`] loads and merges the catalogs (the [`builtin`] one
+//! reads the function config, [`catalog`] loads and merges the catalogs (the built-in one
 //! first), [`service`] migrates, defaults and validates each service instance, [`render`] turns
 //! it into manifests with minijinja, and [`results`] carries every problem back as KRM results.
 //! [`cli`] is the command line around it; [`yaml`] is the only door YAML goes through.
+//!
+//! The library's surface is what a program embedding the function needs: [`run`] on a
+//! [`ResourceList`], the catalog model (re-exported from `krm-catalog-core`), and the results.
+//! Everything else is private to the crate.
 
-pub mod builtin;
+mod builtin;
 pub mod cli;
-pub mod functions;
-pub mod logger;
-pub mod names;
+mod functions;
+mod logger;
+mod names;
 pub mod pipeline;
-pub mod remote;
 pub mod resource_list;
 pub mod results;
-pub mod runtime;
-pub mod walk;
+mod walk;
 
-pub use krm_catalog_core::{
-    catalog, catalog_ref, config, env, gvk, render, schema, service, strict, suggest, verify, yaml,
-};
+// Public for the integration tests (archives they build, the platform they run on), not an
+// API: hidden from the documentation.
+#[doc(hidden)]
+pub mod remote;
+#[doc(hidden)]
+pub mod runtime;
+
+pub use krm_catalog_core::{catalog, catalog_ref, config, render, schema, service, verify, yaml};
+// The core crate's helpers, under the same paths as in the core crate itself.
+pub(crate) use krm_catalog_core::{env, gvk, strict, suggest};
+
+pub use pipeline::{Outcome, RunContext, run};
+pub use resource_list::ResourceList;
+pub use results::{KrmResult, Severity};

@@ -16,10 +16,6 @@ pub enum Level {
     Warn = 2,
     /// Progress.
     Info = 3,
-    /// Details.
-    Debug = 4,
-    /// Everything.
-    Trace = 5,
 }
 
 /// Set the level from `-v` count and `RUST_LOG`.
@@ -54,8 +50,6 @@ pub fn write(level: Level, args: std::fmt::Arguments<'_>) {
             Level::Error => "error",
             Level::Warn => "warn",
             Level::Info => "info",
-            Level::Debug => "debug",
-            Level::Trace => "trace",
         };
         let _ = writeln!(std::io::stderr().lock(), "krm-catalog {tag}: {args}");
     }

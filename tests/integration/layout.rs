@@ -142,33 +142,34 @@ fn issue10_module_map_matches_the_code() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// Depth-first search for a back edge; the path found is the cycle.
+fn visit<'a>(
+    node: &'a str,
+    graph: &'a BTreeMap<String, BTreeSet<String>>,
+    stack: &mut Vec<&'a str>,
+    done: &mut BTreeSet<&'a str>,
+) -> Option<String> {
+    if let Some(i) = stack.iter().position(|n| *n == node) {
+        let mut cycle = stack[i..].to_vec();
+        cycle.push(node);
+        return Some(cycle.join(" → "));
+    }
+    if !done.insert(node) {
+        return None;
+    }
+    stack.push(node);
+    for next in graph.get(node).into_iter().flatten() {
+        if let Some(cycle) = visit(next, graph, stack, done) {
+            return Some(cycle);
+        }
+    }
+    stack.pop();
+    None
+}
+
 #[test]
 fn issue10_module_map_has_no_cycle() {
     let declared = declared();
-    // Depth-first search for a back edge; the path found is the cycle.
-    fn visit<'a>(
-        node: &'a str,
-        graph: &'a BTreeMap<String, BTreeSet<String>>,
-        stack: &mut Vec<&'a str>,
-        done: &mut BTreeSet<&'a str>,
-    ) -> Option<String> {
-        if let Some(i) = stack.iter().position(|n| *n == node) {
-            let mut cycle = stack[i..].to_vec();
-            cycle.push(node);
-            return Some(cycle.join(" → "));
-        }
-        if !done.insert(node) {
-            return None;
-        }
-        stack.push(node);
-        for next in graph.get(node).into_iter().flatten() {
-            if let Some(cycle) = visit(next, graph, stack, done) {
-                return Some(cycle);
-            }
-        }
-        stack.pop();
-        None
-    }
     let mut done = BTreeSet::new();
     for module in declared.keys() {
         let mut stack = Vec::new();
