@@ -13,11 +13,13 @@ Paths:  /<file>                       the file under ROOT
                                        --fail-manifests N manifest requests answer 503
 Every request path is appended to LOG. The chosen port is printed on stdout.
 """
-import http.server, os, socketserver, ssl, sys, threading, time, urllib.request, urllib.error
+import http.server, os, sys, threading, time, urllib.request, urllib.error
+
+import loopback  # beside this file
 
 root, log = sys.argv[1], sys.argv[2]
 args = sys.argv[3:]
-opt = {args[i]: args[i + 1] for i in range(0, len(args) - 1, 2)}
+opt = loopback.options(args)
 failures = {}
 lock = threading.Lock()
 
@@ -121,14 +123,4 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
-class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-
-
-server = Server(("127.0.0.1", 0), Handler)
-if "--cert" in opt:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(opt["--cert"], opt["--key"])
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-print(server.server_address[1], flush=True)
-server.serve_forever()
+loopback.serve(Handler, opt)

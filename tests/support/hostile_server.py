@@ -20,11 +20,13 @@ Paths:  /<file>                            the file under ROOT
         /v2/files/<path>                   the file ROOT/registry/<path> (manifests and blobs)
 The chosen port is printed on stdout.
 """
-import http.server, json, os, socketserver, ssl, sys, time
+import http.server, json, os, ssl, sys, time
+
+import loopback  # beside this file
 
 root = sys.argv[1]
 args = sys.argv[2:]
-opt = {args[i]: args[i + 1] for i in range(0, len(args) - 1, 2)}
+opt = loopback.options(args)
 CHUNK = b"a: b\n" * 13108  # 64 KiB of harmless YAML
 
 LAYER = "application/vnd.cncf.kubernetes.krm-func-catalog.layer.v1+yaml"
@@ -128,14 +130,4 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
-    daemon_threads = True
-
-
-server = Server(("127.0.0.1", 0), Handler)
-if "--cert" in opt:
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(opt["--cert"], opt["--key"])
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-print(server.server_address[1], flush=True)
-server.serve_forever()
+loopback.serve(Handler, opt)
