@@ -10,18 +10,33 @@ use std::process::{Command, Output};
 
 use crate::util::{TestContext, feed, have, root, skipped, stderr, stdout, test_name};
 
-fn image(test: &str) -> Option<String> {
-    match std::env::var("KRM_CATALOG_IMAGE") {
-        Ok(image) if !image.is_empty() => Some(image),
+/// The image under test, when it is built and every tool in `tools` is installed.
+fn image(test: &str, tools: &[&str]) -> Option<String> {
+    let image = match std::env::var("KRM_CATALOG_IMAGE") {
+        Ok(image) if !image.is_empty() => image,
         _ => {
             skipped(
                 test,
                 "KRM_CATALOG_IMAGE is not set (scripts/test builds the image with .ci/image)",
             );
-            None
+            return None;
         }
-    }
+    };
+    tools.iter().all(|tool| have(tool, test)).then_some(image)
 }
+
+/// `docker run` with the flags kpt uses but `--security-opt=no-new-privileges`, plus a read-only
+/// root file system.
+pub(crate) const DOCKER_RUN: [&str; 8] = [
+    "run",
+    "--rm",
+    "-i",
+    "--network",
+    "none",
+    "--user",
+    "nobody",
+    "--read-only",
+];
 
 /// Whether it succeeded, its stdout and its stderr.
 fn outcome(out: &Output) -> (bool, String, String) {
@@ -35,18 +50,25 @@ fn run(cmd: &mut Command) -> (bool, String, String) {
     )
 }
 
+/// `kpt fn COMMAND . FLAGS --image-pull-policy never` in the context's directory (the image
+/// under test is local).
+fn kpt_fn(dir: &TestContext, command: &str, flags: &[&str]) -> (bool, String, String) {
+    run(dir
+        .command("kpt")
+        .args(["fn", command, "."])
+        .args(flags)
+        .args(["--image-pull-policy", "never"]))
+}
+
 fn docker_run_with_stdin(args: &[&str], stdin: &str) -> (bool, String, String) {
     outcome(&feed(Command::new("docker").args(args), stdin, &[]))
 }
 
 #[test]
 fn image_is_small_runs_as_nobody_and_needs_no_writable_fs() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["docker"]) else {
         return;
     };
-    if !have("docker", test_name!()) {
-        return;
-    }
     let (_, size, _) =
         run(Command::new("docker").args(["image", "inspect", "-f", "{{.Size}}", &image]));
     let size: u64 = size.trim().parse().expect("image size");
@@ -63,17 +85,10 @@ fn image_is_small_runs_as_nobody_and_needs_no_writable_fs() {
     // Exactly the flags kpt uses, plus a read-only root file system.
     let (ok, stdout, stderr) = docker_run_with_stdin(
         &[
-            "run",
-            "--rm",
-            "-i",
-            "--network",
-            "none",
-            "--user",
-            "nobody",
-            "--security-opt=no-new-privileges",
-            "--read-only",
-            &image,
-        ],
+            &DOCKER_RUN[..],
+            &["--security-opt=no-new-privileges", &image],
+        ]
+        .concat(),
         &input,
     );
     assert!(ok, "container run failed: {stderr}");
@@ -123,22 +138,11 @@ fn package() -> TestContext {
 
 #[test]
 fn kpt_fn_eval_with_the_image() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["kpt"]) else {
         return;
     };
-    if !have("kpt", test_name!()) {
-        return;
-    }
     let pkg = package();
-    let (ok, _, stderr) = run(pkg.command("kpt").args([
-        "fn",
-        "eval",
-        ".",
-        "--image",
-        &image,
-        "--image-pull-policy",
-        "never",
-    ]));
+    let (ok, _, stderr) = kpt_fn(&pkg, "eval", &["--image", &image]);
     assert!(ok, "kpt fn eval --image failed: {stderr}");
     let generated = fs_err::read_to_string(pkg.path().join("platform.cert-manager.yaml"))
         .expect("generated file");
@@ -160,21 +164,15 @@ fn kpt_fn_eval_with_the_image() {
 
 #[test]
 fn kpt_fn_render_with_the_image_in_a_kptfile() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["kpt"]) else {
         return;
     };
-    if !have("kpt", test_name!()) {
-        return;
-    }
     let pkg = package();
     let kptfile = format!(
         "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: edge\npipeline:\n  mutators:\n  - image: {image}\n    configMap:\n      cluster.argocdNamespace: gitops\n"
     );
     pkg.write("Kptfile", &kptfile);
-    let (ok, _, stderr) =
-        run(pkg
-            .command("kpt")
-            .args(["fn", "render", ".", "--image-pull-policy", "never"]));
+    let (ok, _, stderr) = kpt_fn(&pkg, "render", &[]);
     assert!(ok, "kpt fn render failed: {stderr}");
     let generated = fs_err::read_to_string(pkg.path().join("platform.cert-manager.yaml"))
         .expect("generated file");
@@ -194,12 +192,9 @@ fn kustomize(dir: &TestContext) -> (bool, String, String) {
 
 #[test]
 fn kubectl_kustomize_runs_the_image_as_a_transformer() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["kubectl"]) else {
         return;
     };
-    if !have("kubectl", test_name!()) {
-        return;
-    }
     let dir = package();
     dir.write(
         "fn.yaml",
@@ -239,12 +234,9 @@ fn generator(image: &str, services: &str) -> TestContext {
 
 #[test]
 fn kubectl_kustomize_runs_the_image_as_a_generator() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["kubectl"]) else {
         return;
     };
-    if !have("kubectl", test_name!()) {
-        return;
-    }
     let dir = generator(&image, SERVICES);
     let (ok, stdout, stderr) = kustomize(&dir);
     assert!(ok, "kubectl kustomize failed: {stderr}");
@@ -257,12 +249,9 @@ fn kubectl_kustomize_runs_the_image_as_a_generator() {
 
 #[test]
 fn kubectl_kustomize_shows_our_errors() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["kubectl"]) else {
         return;
     };
-    if !have("kubectl", test_name!()) {
-        return;
-    }
     let dir = generator(&image, &SERVICES.replace("cert-manager:", "cert-manger:"));
     let (ok, _, stderr) = kustomize(&dir);
     assert!(!ok);
@@ -289,12 +278,9 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn a_derived_image_bakes_in_a_team_catalog() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["docker"]) else {
         return;
     };
-    if !have("docker", test_name!()) {
-        return;
-    }
     let ctx = TestContext::new();
     copy_dir(
         &root().join("testdata/golden/local-path-catalog/catalog"),
@@ -313,20 +299,7 @@ fn a_derived_image_bakes_in_a_team_catalog() {
         .args(["build", "-q", "-t", tag, "."]));
     assert!(ok, "docker build of the derived image failed: {stderr}");
     let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: services.krm-catalog.dev/v1alpha1\n  kind: Podinfo\n  metadata: {name: demo}\n  spec: {config: {message: baked}}\n";
-    let (ok, stdout, stderr) = docker_run_with_stdin(
-        &[
-            "run",
-            "--rm",
-            "-i",
-            "--network",
-            "none",
-            "--user",
-            "nobody",
-            "--read-only",
-            tag,
-        ],
-        input,
-    );
+    let (ok, stdout, stderr) = docker_run_with_stdin(&[&DOCKER_RUN[..], &[tag]].concat(), input);
     let _ = run(Command::new("docker").args(["rmi", "-f", tag]));
     assert!(ok, "derived image run failed: {stderr}");
     assert!(
@@ -343,7 +316,7 @@ fn a_derived_image_bakes_in_a_team_catalog() {
 /// under test in place of `localhost/krm-catalog:dev`).
 #[test]
 fn the_documented_examples_run() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &[]) else {
         return;
     };
     let has_kpt = have("kpt", &format!("{} (kpt examples)", test_name!()));
@@ -367,25 +340,14 @@ fn the_documented_examples_run() {
     };
     if has_kpt {
         let dir = prepare("kpt-eval");
-        let (ok, _, stderr) = run(dir.command("kpt").args([
-            "fn",
-            "eval",
-            ".",
-            "--image",
-            &image,
-            "--image-pull-policy",
-            "never",
-        ]));
+        let (ok, _, stderr) = kpt_fn(&dir, "eval", &["--image", &image]);
         assert!(ok, "kpt-eval: {stderr}");
         assert!(
             dir.path().join("hub.cert-manager.yaml").exists()
                 && dir.path().join("hub.external-dns.yaml").exists()
         );
         let dir = prepare("kpt-render");
-        let (ok, _, stderr) =
-            run(dir
-                .command("kpt")
-                .args(["fn", "render", ".", "--image-pull-policy", "never"]));
+        let (ok, _, stderr) = kpt_fn(&dir, "render", &[]);
         assert!(ok, "kpt-render: {stderr}");
         assert!(dir.path().join("hub.cert-manager.yaml").exists());
     }

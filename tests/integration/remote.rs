@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use krm_catalog::remote::archive;
 use krm_catalog::verify::sha256_hex;
 
+use crate::container::DOCKER_RUN;
 use crate::servers::{Registry, Server, Tls, tls};
 use crate::util::{TestContext, feed, have, root, skipped, stderr, stdout, succeed, test_name};
 
@@ -86,7 +87,9 @@ pub(crate) fn resource_list(catalog: &str, trusted: &[&str], extra: &str) -> Str
     )
 }
 
-fn https_setup(test: &str) -> Option<(Tls, Server)> {
+/// The catalog server over HTTPS with the test catalogs, and a context in the repository root
+/// that trusts its CA (which lives as long as the returned `Tls`).
+fn https_setup(test: &str) -> Option<(Tls, Server, TestContext)> {
     if !have("python3", test) || !have("openssl", test) {
         return None;
     }
@@ -104,7 +107,8 @@ fn https_setup(test: &str) -> Option<(Tls, Server)> {
         ]),
     );
     server.put("escape.tar.gz", &escaping_bundle());
-    Some((tls, server))
+    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
+    Some((tls, server, env))
 }
 
 fn escaping_bundle() -> Vec<u8> {
@@ -123,10 +127,9 @@ fn escaping_bundle() -> Vec<u8> {
 
 #[test]
 fn https_file_pinned_then_offline_from_the_warm_cache_with_zero_requests() {
-    let Some((tls, server)) = https_setup(test_name!()) else {
+    let Some((_tls, server, env)) = https_setup(test_name!()) else {
         return;
     };
-    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let url = server.url("catalog.yaml");
     let pin = sha256_hex(CATALOG.as_bytes());
     let input = resource_list(
@@ -163,10 +166,9 @@ fn https_file_pinned_then_offline_from_the_warm_cache_with_zero_requests() {
 
 #[test]
 fn https_bundle_and_unpinned_urls() {
-    let Some((tls, server)) = https_setup(test_name!()) else {
+    let Some((_tls, server, env)) = https_setup(test_name!()) else {
         return;
     };
-    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let url = server.url("bundle.tar.gz");
     let out = env.run(
         &[],
@@ -182,10 +184,9 @@ fn https_bundle_and_unpinned_urls() {
 
 #[test]
 fn https_errors_are_clear() {
-    let Some((tls, server)) = https_setup(test_name!()) else {
+    let Some((_tls, server, env)) = https_setup(test_name!()) else {
         return;
     };
-    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let cases: Vec<(String, Vec<String>, &str)> = vec![
         (
             format!("{{url: \"{}\"}}", server.url("catalog.yaml")),
@@ -245,10 +246,9 @@ fn https_errors_are_clear() {
 
 #[test]
 fn https_5xx_is_retried_and_a_hanging_server_times_out() {
-    let Some((tls, server)) = https_setup(test_name!()) else {
+    let Some((_tls, server, env)) = https_setup(test_name!()) else {
         return;
     };
-    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let url = server.url("fail/2/retry/catalog.yaml");
     let out = env.run(
         &[],
@@ -471,10 +471,9 @@ fn oci_registry_5xx_is_retried() {
 
 #[test]
 fn resolution_order_builtin_local_remote_inline() {
-    let Some((tls, server)) = https_setup(test_name!()) else {
+    let Some((_tls, server, env)) = https_setup(test_name!()) else {
         return;
     };
-    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let url = server.url("catalog.yaml");
     // A local catalog and a remote one both define remote-app: an error naming both...
     env.write("local/services/remote-app.yaml", BUNDLE_SERVICE);
@@ -543,16 +542,7 @@ fn network_less_container_uses_a_mounted_cache() {
     );
     let docker = |cache: Option<&std::path::Path>| {
         let mut cmd = Command::new("docker");
-        cmd.args([
-            "run",
-            "--rm",
-            "-i",
-            "--network",
-            "none",
-            "--user",
-            "nobody",
-            "--read-only",
-        ]);
+        cmd.args(DOCKER_RUN);
         if let Some(c) = cache {
             cmd.arg("-v")
                 .arg(format!("{}:/cache:ro", c.display()))

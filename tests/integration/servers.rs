@@ -124,7 +124,9 @@ impl Server {
         let dir = tempfile::tempdir().expect("tempdir");
         let log = dir.path().join("requests.log");
         let mut cmd = Command::new("python3");
-        cmd.arg(root().join("tests/support").join(script))
+        // -B: the servers import a module beside them; leave no `__pycache__` behind.
+        cmd.arg("-B")
+            .arg(root().join("tests/support").join(script))
             .arg(dir.path());
         if log_requests {
             fs_err::write(&log, "").expect("log");
