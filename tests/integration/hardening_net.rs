@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use krm_catalog::verify::sha256_hex;
 
-use crate::remote::{CATALOG, resource_list};
+use crate::remote::{CATALOG, resource_list, trusted_url};
 use crate::runtimes::{RUN_EXEC, exec_catalog, image_catalog, image_kind, input};
 use crate::servers::{Process, Server, free_port, tls, wait_for_port};
 use crate::util::{TestContext, have, stderr, stdout, succeed, test_name};
@@ -428,7 +428,7 @@ fn issue9_f8_tar_gz_bundle_of_200_mb_yaml_fails_fast() {
         .in_repo_root();
     let needle = "entry \"services/big.yaml\" unpacks to more than 16777216 bytes; raise KRM_CATALOG_MAX_CATALOG_FILE_BYTES if this is expected";
     let started = Instant::now();
-    let input = resource_list(&format!("{{url: \"{url}\"}}"), &[&url], "");
+    let input = trusted_url(&url);
     let out = pkg.run(&[], &input);
     assert_failed_with(&out, &format!("catalog {url}: {needle}"), "function run");
     assert!(

@@ -87,6 +87,11 @@ pub(crate) fn resource_list(catalog: &str, trusted: &[&str], extra: &str) -> Str
     )
 }
 
+/// [`resource_list`] for the catalog at `url`, trusted by exactly that URL.
+pub(crate) fn trusted_url(url: &str) -> String {
+    resource_list(&format!("{{url: \"{url}\"}}"), &[url], "")
+}
+
 /// The catalog server over HTTPS with the test catalogs, and a context in the repository root
 /// that trusts its CA (which lives as long as the returned `Tls`).
 fn https_setup(test: &str) -> Option<(Tls, Server, TestContext)> {
@@ -250,17 +255,14 @@ fn https_5xx_is_retried_and_a_hanging_server_times_out() {
         return;
     };
     let url = server.url("fail/2/retry/catalog.yaml");
-    let out = env.run(
-        &[],
-        &resource_list(&format!("{{url: \"{url}\"}}"), &[&url], ""),
-    );
+    let out = env.run(&[], &trusted_url(&url));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.requests(), 3, "two 503s, then the file");
     // More failures than retries: the error says it gave up and what to do.
     let url = server.url("fail/9/exhaust/catalog.yaml");
     let out = env.run_with(
         &[],
-        &resource_list(&format!("{{url: \"{url}\"}}"), &[&url], ""),
+        &trusted_url(&url),
         &[("KRM_CATALOG_HTTP_RETRIES", "1")],
     );
     assert_eq!(out.status.code(), Some(1));
@@ -273,7 +275,7 @@ fn https_5xx_is_retried_and_a_hanging_server_times_out() {
     let started = Instant::now();
     let out = env.run_with(
         &[],
-        &resource_list(&format!("{{url: \"{url}\"}}"), &[&url], ""),
+        &trusted_url(&url),
         &[
             ("KRM_CATALOG_HTTP_TIMEOUT", "1"),
             ("KRM_CATALOG_HTTP_RETRIES", "0"),
@@ -325,10 +327,7 @@ fn a_network_less_run_fails_fast_and_says_how_to_prepare_a_cache() {
     // Port 1 on loopback refuses connections at once, as a container without network does.
     let url = "https://127.0.0.1:1/catalog.yaml";
     let started = Instant::now();
-    let out = env.run(
-        &[],
-        &resource_list(&format!("{{url: \"{url}\"}}"), &[url], ""),
-    );
+    let out = env.run(&[], &trusted_url(url));
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
     assert!(

@@ -45,7 +45,7 @@ impl Running {
     /// Spawn `cmd` with piped stdio and without `RUST_LOG`, and write `stdin` on a thread. With a
     /// `deadline`, [`Running::wait`] kills a run that takes longer and fails the test (a walk
     /// that loops must not hang the suite).
-    pub fn start(cmd: &mut Command, stdin: &str, deadline: Option<Duration>) -> Self {
+    fn start(cmd: &mut Command, stdin: &str, deadline: Option<Duration>) -> Self {
         cmd.env_remove("RUST_LOG")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
