@@ -2,11 +2,12 @@
 
 use std::fmt::Write as _;
 
-use crate::util::{root, run, stderr, stdout};
+use crate::util::{TestContext, bin, diff, root, stderr, stdout};
 
 #[test]
 fn help_describes_function_mode_and_config() {
-    let out = run(&["--help"], "", &root());
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(&["--help"], "");
     assert!(out.status.success());
     let text = stdout(&out);
     for needle in [
@@ -26,7 +27,8 @@ fn help_describes_function_mode_and_config() {
 
 #[test]
 fn version_names_the_builtin_catalog() {
-    let out = run(&["version"], "", &root());
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(&["version"], "");
     assert!(out.status.success());
     let text = stdout(&out);
     assert!(text.starts_with("krm-catalog "), "{text}");
@@ -35,13 +37,14 @@ fn version_names_the_builtin_catalog() {
 
 #[test]
 fn input_that_is_not_a_resource_list_writes_nothing_to_stdout() {
+    let repo = TestContext::new().in_repo_root();
     for input in [
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n",
         "a: [\n",
         "",
         "- 1\n",
     ] {
-        let out = run(&[], input, &root());
+        let out = repo.run(&[], input);
         assert_eq!(out.status.code(), Some(1), "{input:?}");
         assert!(out.stdout.is_empty(), "{input:?}: {}", stdout(&out));
         assert!(
@@ -54,16 +57,17 @@ fn input_that_is_not_a_resource_list_writes_nothing_to_stdout() {
 
 #[test]
 fn usage_errors_exit_2() {
-    let out = run(&["no-such-command"], "", &root());
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(&["no-such-command"], "");
     assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
 fn empty_resource_list_passes_through() {
-    let out = run(
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(
         &[],
         "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n",
-        &root(),
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
@@ -74,7 +78,8 @@ fn empty_resource_list_passes_through() {
 
 #[test]
 fn schema_is_json_schema_for_every_kind() {
-    let out = run(&["schema"], "", &root());
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(&["schema"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     let schema: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
     assert_eq!(schema["$schema"], "http://json-schema.org/draft-07/schema#");
@@ -86,10 +91,10 @@ fn schema_is_json_schema_for_every_kind() {
     ] {
         assert!(defs.contains_key(key), "missing {key}");
     }
-    let one = run(&["schema", "CertManager"], "", &root());
+    let one = repo.run(&["schema", "CertManager"], "");
     let one: serde_json::Value = serde_json::from_str(&stdout(&one)).expect("JSON");
     assert_eq!(one["properties"]["kind"]["enum"][0], "CertManager");
-    let bad = run(&["schema", "CertManagr"], "", &root());
+    let bad = repo.run(&["schema", "CertManagr"], "");
     assert_eq!(bad.status.code(), Some(1));
     assert!(
         stderr(&bad).contains("did you mean \"CertManager\""),
@@ -100,11 +105,8 @@ fn schema_is_json_schema_for_every_kind() {
 
 #[test]
 fn explain_walks_into_the_config_schema() {
-    let out = run(
-        &["explain", "CertManager.spec.config.clusterIssuer"],
-        "",
-        &root(),
-    );
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(&["explain", "CertManager.spec.config.clusterIssuer"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     for needle in [
@@ -115,13 +117,13 @@ fn explain_walks_into_the_config_schema() {
     ] {
         assert!(text.contains(needle), "explain lacks {needle:?}:\n{text}");
     }
-    let out = run(&["explain", "ServiceSet.spec.services"], "", &root());
+    let out = repo.run(&["explain", "ServiceSet.spec.services"], "");
     assert!(
         stdout(&out).contains("cert-manager\t<Object>"),
         "{}",
         stdout(&out)
     );
-    let out = run(&["explain", "CertManager.spec.confg"], "", &root());
+    let out = repo.run(&["explain", "CertManager.spec.confg"], "");
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("did you mean \"config\""),
@@ -132,7 +134,8 @@ fn explain_walks_into_the_config_schema() {
 
 #[test]
 fn catalog_lint_passes_on_the_builtin_catalog() {
-    let out = run(&["catalog", "lint", "catalogs/builtin"], "", &root());
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(&["catalog", "lint", "catalogs/builtin"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     // cert-manager is enabled by default and its ACME e-mail has no default (issue 8: a value
     // a user must choose is required): a warning for the catalog author, never an error.
@@ -152,11 +155,8 @@ fn catalog_lint_passes_on_the_builtin_catalog() {
 
 #[test]
 fn catalog_lint_fails_with_file_and_schema_path() {
-    let out = run(
-        &["catalog", "lint", "testdata/catalogs/broken"],
-        "",
-        &root(),
-    );
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(&["catalog", "lint", "testdata/catalogs/broken"], "");
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
     for needle in [
@@ -173,10 +173,10 @@ fn catalog_lint_fails_with_file_and_schema_path() {
 
 #[test]
 fn catalog_lint_reports_templates_that_fail_with_defaults() {
-    let out = run(
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(
         &["catalog", "lint", "testdata/catalogs/broken-template"],
         "",
-        &root(),
     );
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
@@ -190,7 +190,8 @@ fn catalog_lint_reports_templates_that_fail_with_defaults() {
 
 #[test]
 fn catalog_view_shows_what_a_user_trusts() {
-    let out = run(&["catalog", "view", "builtin"], "", &root());
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(&["catalog", "view", "builtin"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     for needle in [
@@ -206,11 +207,8 @@ fn catalog_view_shows_what_a_user_trusts() {
 
 #[test]
 fn render_standalone_prints_manifests_without_sources() {
-    let out = run(
-        &["render", "-f", "functions/examples/serviceset.yaml"],
-        "",
-        &root(),
-    );
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(&["render", "-f", "functions/examples/serviceset.yaml"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(text.contains("kind: Application"), "{text}");
@@ -227,12 +225,10 @@ fn render_standalone_prints_manifests_without_sources() {
 #[test]
 fn input_over_the_size_limit_is_refused() {
     let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n# padding padding padding\n";
-    let out = crate::util::run_env(
-        &[],
-        input,
-        &root(),
-        &[("KRM_CATALOG_MAX_INPUT_BYTES", "40")],
-    );
+    let out = TestContext::new()
+        .in_repo_root()
+        .with_env("KRM_CATALOG_MAX_INPUT_BYTES", "40")
+        .run(&[], input);
     assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     assert!(
@@ -246,7 +242,8 @@ fn input_over_the_size_limit_is_refused() {
 /// `UPDATE_GOLDEN=1` rewrites it.
 #[test]
 fn function_metadata_is_current() {
-    let out = run(&["schema", "--function-catalog"], "", &root());
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(&["schema", "--function-catalog"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     let generated = stdout(&out);
     let path = root().join("functions/krm-catalog.yaml");
@@ -257,7 +254,7 @@ fn function_metadata_is_current() {
     assert!(
         checked_in == generated,
         "functions/krm-catalog.yaml is stale; regenerate it with `UPDATE_GOLDEN=1 cargo test --test integration function_metadata`:\n{}",
-        crate::util::diff(&checked_in, &generated)
+        diff(&checked_in, &generated)
     );
     let doc = krm_catalog::yaml::parse(&generated).expect("YAML");
     assert_eq!(doc["kind"], "KRMFunctionCatalog");
@@ -269,13 +266,10 @@ fn function_metadata_is_current() {
 
 #[test]
 fn function_metadata_loads_as_a_catalog_and_lints_clean() {
+    let repo = TestContext::new().in_repo_root();
     // Our own KEP metadata must pass our own loader: structural schemas, image and binaries
     // side by side. Unpinned release artifacts are warnings until a release locks them.
-    let out = run(
-        &["catalog", "lint", "functions/krm-catalog.yaml"],
-        "",
-        &root(),
-    );
+    let out = repo.run(&["catalog", "lint", "functions/krm-catalog.yaml"], "");
     let err = stderr(&out);
     assert!(out.status.success(), "{err}");
     assert!(
@@ -289,11 +283,7 @@ fn function_metadata_loads_as_a_catalog_and_lints_clean() {
             ),
         "{err}"
     );
-    let out = run(
-        &["catalog", "view", "functions/krm-catalog.yaml"],
-        "",
-        &root(),
-    );
+    let out = repo.run(&["catalog", "view", "functions/krm-catalog.yaml"], "");
     let text = stdout(&out);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -308,9 +298,10 @@ fn function_metadata_loads_as_a_catalog_and_lints_clean() {
 
 #[test]
 fn the_example_function_configs_render() {
+    let repo = TestContext::new().in_repo_root();
     // functions/examples/: the typed config (with a kubara catalog) and the kpt ConfigMap form
     // (its cluster values reach a ServiceSet that sets none of its own).
-    let out = run(
+    let out = repo.run(
         &[
             "render",
             "--fn-config",
@@ -319,7 +310,6 @@ fn the_example_function_configs_render() {
             "functions/examples/kpt-eval/services.yaml",
         ],
         "",
-        &root(),
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -328,7 +318,7 @@ fn the_example_function_configs_render() {
         stdout(&out)
     );
     let set = "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: ServiceSet\nmetadata:\n  name: edge\nspec:\n  services:\n    cert-manager: {config: {clusterIssuer: {email: ops@example.com}}}\n";
-    let out = run(
+    let out = repo.run(
         &[
             "render",
             "--fn-config",
@@ -337,7 +327,6 @@ fn the_example_function_configs_render() {
             "-",
         ],
         set,
-        &root(),
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -355,8 +344,10 @@ fn the_example_function_configs_render() {
 #[test]
 fn the_ci_job_example_runs() {
     // functions/examples/ci-job/ci.sh: lint, render, fail on drift of the committed output.
-    let out = std::process::Command::new(root().join("functions/examples/ci-job/ci.sh"))
-        .env("KRM_CATALOG", crate::util::bin())
+    let out = TestContext::new()
+        .in_repo_root()
+        .command(root().join("functions/examples/ci-job/ci.sh"))
+        .env("KRM_CATALOG", bin())
         .output()
         .expect("ci.sh");
     assert!(
@@ -384,10 +375,11 @@ fn issue8_p1_kep_catalogs_view_and_lint_succeed_and_show_their_runtimes() {
     for dir in dirs {
         let text = fs_err::read_to_string(dir.join("catalog.yaml")).expect("catalog.yaml");
         let doc = krm_catalog::yaml::parse(&text).expect("the KEP catalog is YAML");
-        let out = run(&["catalog", "view", "catalog.yaml"], "", &dir);
+        let case = TestContext::new().in_dir(&dir);
+        let out = case.run(&["catalog", "view", "catalog.yaml"], "");
         let view = stdout(&out);
         assert!(out.status.success(), "{}: {}", dir.display(), stderr(&out));
-        let out = run(&["catalog", "lint", "catalog.yaml"], "", &dir);
+        let out = case.run(&["catalog", "lint", "catalog.yaml"], "");
         let lint = stderr(&out);
         assert!(out.status.success(), "{}: {lint}", dir.display());
         assert!(lint.contains("ok: catalog.yaml: 0 services"), "{lint}");
@@ -454,10 +446,11 @@ fn issue8_p1_kep_catalogs_resolve_and_unpinned_runtimes_are_warnings_with_allow_
                 "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}functionConfig:\n  apiVersion: krm-catalog.dev/v1alpha1\n  kind: ResolveCatalog\n  metadata: {{name: kep}}\n  spec:\n    builtin: false\n    catalogs: [{{path: catalog.yaml}}]\n    functions: {{mode: pin, allowNetwork: true, allowUnpinned: {allow}}}\n"
             )
         };
-        let out = run(&[], &list(true), &dir);
+        let case = TestContext::new().in_dir(&dir);
+        let out = case.run(&[], &list(true));
         let text = stdout(&out);
         assert!(out.status.success(), "{section}: {}", stderr(&out));
-        let strict = run(&[], &list(false), &dir);
+        let strict = case.run(&[], &list(false));
         assert_eq!(strict.status.code(), Some(1), "{section}");
         let strict_text = stdout(&strict);
         for f in functions {
@@ -488,8 +481,9 @@ fn issue8_p1_kep_catalogs_resolve_and_unpinned_runtimes_are_warnings_with_allow_
 /// one digest whether it is named `builtin` or by its directory (README.md is not content).
 #[test]
 fn issue8_p4_catalog_view_builtin_and_its_directory_give_the_same_digest() {
+    let repo = TestContext::new().in_repo_root();
     let digest = |reference: &str| {
-        let out = run(&["catalog", "view", reference], "", &root());
+        let out = repo.run(&["catalog", "view", reference], "");
         assert!(out.status.success(), "{reference}: {}", stderr(&out));
         stdout(&out)
             .lines()
@@ -509,37 +503,23 @@ fn issue8_p4_catalog_from_the_environment_and_the_config_is_loaded_once() {
     let dir = root().join("testdata/golden/team-catalog-beside-builtin");
     let input = fs_err::read_to_string(dir.join("input.yaml")).expect("input.yaml");
     let team = dir.join("team");
-    let out = crate::util::run_env(
-        &[],
-        &input,
-        &dir,
-        &[("KRM_CATALOG_CATALOGS", team.to_str().expect("UTF-8 path"))],
-    );
+    let out = TestContext::new()
+        .in_dir(&dir)
+        .with_env("KRM_CATALOG_CATALOGS", team.to_str().expect("UTF-8 path"))
+        .run(&[], &input);
     assert!(out.status.success(), "{}", stderr(&out));
     let expected = fs_err::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
-    assert_eq!(
-        stdout(&out),
-        expected,
-        "{}",
-        crate::util::diff(&expected, &stdout(&out))
-    );
+    assert_eq!(stdout(&out), expected, "{}", diff(&expected, &stdout(&out)));
     // A different catalog with the same service is still a conflict.
-    let other = tempfile::tempdir().expect("tempdir");
-    fs_err::create_dir_all(other.path().join("services")).expect("mkdir");
-    fs_err::write(
-        other.path().join("services/greeter.yaml"),
+    let other = TestContext::new().in_dir(&dir);
+    other.write(
+        "services/greeter.yaml",
         "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: greeter\nspec:\n  chartPath: other\n  status: enabled\n",
-    )
-    .expect("write");
-    let out = crate::util::run_env(
-        &[],
-        &input,
-        &dir,
-        &[(
-            "KRM_CATALOG_CATALOGS",
-            other.path().to_str().expect("UTF-8 path"),
-        )],
     );
+    let other_catalog = other.path().to_str().expect("UTF-8 path").to_owned();
+    let out = other
+        .with_env("KRM_CATALOG_CATALOGS", &other_catalog)
+        .run(&[], &input);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("service definition \"greeter\" already exists in catalog "),
@@ -554,19 +534,16 @@ fn issue8_p4_catalog_from_the_environment_and_the_config_is_loaded_once() {
 /// unless it is the --fn-config file; a --fn-config file of several documents is named as such.
 #[test]
 fn issue8_render_refuses_a_resolvecatalog_it_would_ignore() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let pkg = dir.path();
-    fs_err::write(
-        pkg.join("metrics.yaml"),
+    let pkg = TestContext::new();
+    pkg.write(
+        "metrics.yaml",
         "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: MetricsServer\nmetadata:\n  name: m\nspec:\n  status: enabled\n",
-    )
-    .expect("write");
-    fs_err::write(
-        pkg.join("krm-catalog.yaml"),
+    );
+    pkg.write(
+        "krm-catalog.yaml",
         "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: hub\nspec:\n  cluster:\n    name: hub-7\n",
-    )
-    .expect("write");
-    let out = run(&["render", "-f", "."], "", pkg);
+    );
+    let out = pkg.run(&["render", "-f", "."], "");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert_eq!(
         stderr(&out),
@@ -574,10 +551,9 @@ fn issue8_render_refuses_a_resolvecatalog_it_would_ignore() {
     );
     assert_eq!(stdout(&out), "");
     // Given as --fn-config, it may stay in the directory (the Argo CD plugin does this).
-    let out = run(
+    let out = pkg.run(
         &["render", "--fn-config", "krm-catalog.yaml", "-f", "."],
         "",
-        pkg,
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -586,15 +562,13 @@ fn issue8_render_refuses_a_resolvecatalog_it_would_ignore() {
         stdout(&out)
     );
     // A function config file of two documents.
-    fs_err::write(
-        pkg.join("two.yaml"),
+    pkg.write(
+        "two.yaml",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
-    )
-    .expect("write");
-    let out = run(
+    );
+    let out = pkg.run(
         &["render", "--fn-config", "two.yaml", "-f", "metrics.yaml"],
         "",
-        pkg,
     );
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
@@ -608,15 +582,11 @@ fn issue8_render_refuses_a_resolvecatalog_it_would_ignore() {
 #[test]
 fn an_unparsable_limit_variable_is_a_warning_once() {
     let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n";
-    let out = crate::util::run_env(
-        &[],
-        list,
-        &root(),
-        &[
-            ("KRM_CATALOG_MAX_INPUT_BYTES", "12x"),
-            ("KRM_CATALOG_HTTP_RETRIES", ""),
-        ],
-    );
+    let out = TestContext::new()
+        .in_repo_root()
+        .with_env("KRM_CATALOG_MAX_INPUT_BYTES", "12x")
+        .with_env("KRM_CATALOG_HTTP_RETRIES", "")
+        .run(&[], list);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stderr(&out);
     let warning =

@@ -6,61 +6,69 @@
 //! without the tools, each test reports `SKIPPED …` (see `util::skipped`) and passes.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output};
 
-use crate::util::{have, root, test_name};
+use crate::util::{TestContext, feed, have, root, skipped, stderr, stdout, test_name};
 
-fn image(test: &str) -> Option<String> {
-    match std::env::var("KRM_CATALOG_IMAGE") {
-        Ok(image) if !image.is_empty() => Some(image),
+/// The image under test, when it is built and every tool in `tools` is installed.
+fn image(test: &str, tools: &[&str]) -> Option<String> {
+    let image = match std::env::var("KRM_CATALOG_IMAGE") {
+        Ok(image) if !image.is_empty() => image,
         _ => {
-            crate::util::skipped(
+            skipped(
                 test,
                 "KRM_CATALOG_IMAGE is not set (scripts/test builds the image with .ci/image)",
             );
-            None
+            return None;
         }
-    }
+    };
+    tools.iter().all(|tool| have(tool, test)).then_some(image)
+}
+
+/// `docker run` with the flags kpt uses but `--security-opt=no-new-privileges`, plus a read-only
+/// root file system.
+pub(crate) const DOCKER_RUN: [&str; 8] = [
+    "run",
+    "--rm",
+    "-i",
+    "--network",
+    "none",
+    "--user",
+    "nobody",
+    "--read-only",
+];
+
+/// Whether it succeeded, its stdout and its stderr.
+fn outcome(out: &Output) -> (bool, String, String) {
+    (out.status.success(), stdout(out), stderr(out))
 }
 
 fn run(cmd: &mut Command) -> (bool, String, String) {
-    let out = cmd.output().expect("spawn");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    outcome(
+        &cmd.output()
+            .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}")),
     )
 }
 
+/// `kpt fn COMMAND . FLAGS --image-pull-policy never` in the context's directory (the image
+/// under test is local).
+fn kpt_fn(dir: &TestContext, command: &str, flags: &[&str]) -> (bool, String, String) {
+    run(dir
+        .command("kpt")
+        .args(["fn", command, "."])
+        .args(flags)
+        .args(["--image-pull-policy", "never"]))
+}
+
 fn docker_run_with_stdin(args: &[&str], stdin: &str) -> (bool, String, String) {
-    let mut child = Command::new("docker")
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("docker");
-    {
-        use std::io::Write as _;
-        let mut pipe = child.stdin.take().expect("stdin");
-        pipe.write_all(stdin.as_bytes()).expect("write stdin");
-    }
-    let out = child.wait_with_output().expect("wait");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    outcome(&feed(Command::new("docker").args(args), stdin, &[]))
 }
 
 #[test]
 fn image_is_small_runs_as_nobody_and_needs_no_writable_fs() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["docker"]) else {
         return;
     };
-    if !have("docker", test_name!()) {
-        return;
-    }
     let (_, size, _) =
         run(Command::new("docker").args(["image", "inspect", "-f", "{{.Size}}", &image]));
     let size: u64 = size.trim().parse().expect("image size");
@@ -77,17 +85,10 @@ fn image_is_small_runs_as_nobody_and_needs_no_writable_fs() {
     // Exactly the flags kpt uses, plus a read-only root file system.
     let (ok, stdout, stderr) = docker_run_with_stdin(
         &[
-            "run",
-            "--rm",
-            "-i",
-            "--network",
-            "none",
-            "--user",
-            "nobody",
-            "--security-opt=no-new-privileges",
-            "--read-only",
-            &image,
-        ],
+            &DOCKER_RUN[..],
+            &["--security-opt=no-new-privileges", &image],
+        ]
+        .concat(),
         &input,
     );
     assert!(ok, "container run failed: {stderr}");
@@ -128,30 +129,20 @@ spec:
 
 const UNRELATED: &str = "# untouched\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings # keep me\ndata:\n  flag: 'on'\n";
 
-fn package(dir: &Path) {
-    fs_err::write(dir.join("services.yaml"), SERVICES).expect("write");
-    fs_err::write(dir.join("unrelated.yaml"), UNRELATED).expect("write");
+fn package() -> TestContext {
+    let pkg = TestContext::new();
+    pkg.write("services.yaml", SERVICES);
+    pkg.write("unrelated.yaml", UNRELATED);
+    pkg
 }
 
 #[test]
 fn kpt_fn_eval_with_the_image() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["kpt"]) else {
         return;
     };
-    if !have("kpt", test_name!()) {
-        return;
-    }
-    let pkg = tempfile::tempdir().expect("tempdir");
-    package(pkg.path());
-    let (ok, _, stderr) = run(Command::new("kpt").current_dir(pkg.path()).args([
-        "fn",
-        "eval",
-        ".",
-        "--image",
-        &image,
-        "--image-pull-policy",
-        "never",
-    ]));
+    let pkg = package();
+    let (ok, _, stderr) = kpt_fn(&pkg, "eval", &["--image", &image]);
     assert!(ok, "kpt fn eval --image failed: {stderr}");
     let generated = fs_err::read_to_string(pkg.path().join("platform.cert-manager.yaml"))
         .expect("generated file");
@@ -173,25 +164,15 @@ fn kpt_fn_eval_with_the_image() {
 
 #[test]
 fn kpt_fn_render_with_the_image_in_a_kptfile() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["kpt"]) else {
         return;
     };
-    if !have("kpt", test_name!()) {
-        return;
-    }
-    let pkg = tempfile::tempdir().expect("tempdir");
-    package(pkg.path());
+    let pkg = package();
     let kptfile = format!(
         "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: edge\npipeline:\n  mutators:\n  - image: {image}\n    configMap:\n      cluster.argocdNamespace: gitops\n"
     );
-    fs_err::write(pkg.path().join("Kptfile"), &kptfile).expect("write");
-    let (ok, _, stderr) = run(Command::new("kpt").current_dir(pkg.path()).args([
-        "fn",
-        "render",
-        ".",
-        "--image-pull-policy",
-        "never",
-    ]));
+    pkg.write("Kptfile", &kptfile);
+    let (ok, _, stderr) = kpt_fn(&pkg, "render", &[]);
     assert!(ok, "kpt fn render failed: {stderr}");
     let generated = fs_err::read_to_string(pkg.path().join("platform.cert-manager.yaml"))
         .expect("generated file");
@@ -202,35 +183,30 @@ fn kpt_fn_render_with_the_image_in_a_kptfile() {
     );
 }
 
-fn kustomize(dir: &Path) -> (bool, String, String) {
-    run(Command::new("kubectl")
-        .args(["kustomize", "--enable-alpha-plugins"])
-        .arg(dir))
+/// `kubectl kustomize --enable-alpha-plugins` on the context's directory.
+fn kustomize(dir: &TestContext) -> (bool, String, String) {
+    run(dir
+        .command("kubectl")
+        .args(["kustomize", "--enable-alpha-plugins", "."]))
 }
 
 #[test]
 fn kubectl_kustomize_runs_the_image_as_a_transformer() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["kubectl"]) else {
         return;
     };
-    if !have("kubectl", test_name!()) {
-        return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    package(dir.path());
-    fs_err::write(
-        dir.path().join("fn.yaml"),
+    let dir = package();
+    dir.write(
+        "fn.yaml",
         format!(
             "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: platform\n  annotations:\n    config.kubernetes.io/function: |\n      container:\n        image: {image}\nspec:\n  cluster: {{argocdNamespace: gitops}}\n"
         ),
-    )
-    .expect("write");
-    fs_err::write(
-        dir.path().join("kustomization.yaml"),
+    );
+    dir.write(
+        "kustomization.yaml",
         "resources:\n- services.yaml\n- unrelated.yaml\ntransformers:\n- fn.yaml\n",
-    )
-    .expect("write");
-    let (ok, stdout, stderr) = kustomize(dir.path());
+    );
+    let (ok, stdout, stderr) = kustomize(&dir);
     assert!(ok, "kubectl kustomize failed: {stderr}");
     assert!(
         stdout.contains("kind: ClusterIssuer") && stdout.contains("namespace: gitops"),
@@ -243,27 +219,26 @@ fn kubectl_kustomize_runs_the_image_as_a_transformer() {
     assert!(stdout.contains("name: settings"), "{stdout}");
 }
 
-#[test]
-fn kubectl_kustomize_runs_the_image_as_a_generator() {
-    let Some(image) = image(test_name!()) else {
-        return;
-    };
-    if !have("kubectl", test_name!()) {
-        return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let generator = SERVICES.replacen(
+/// A kustomization whose generator is `services` (a ServiceSet) run by the image.
+fn generator(image: &str, services: &str) -> TestContext {
+    let dir = TestContext::new();
+    let generator = services.replacen(
         "  name: platform # names the generated files\n",
         &format!("  name: platform\n  annotations:\n    config.kubernetes.io/function: |\n      container:\n        image: {image}\n"),
         1,
     );
-    fs_err::write(dir.path().join("services.yaml"), generator).expect("write");
-    fs_err::write(
-        dir.path().join("kustomization.yaml"),
-        "generators:\n- services.yaml\n",
-    )
-    .expect("write");
-    let (ok, stdout, stderr) = kustomize(dir.path());
+    dir.write("services.yaml", generator);
+    dir.write("kustomization.yaml", "generators:\n- services.yaml\n");
+    dir
+}
+
+#[test]
+fn kubectl_kustomize_runs_the_image_as_a_generator() {
+    let Some(image) = image(test_name!(), &["kubectl"]) else {
+        return;
+    };
+    let dir = generator(&image, SERVICES);
+    let (ok, stdout, stderr) = kustomize(&dir);
     assert!(ok, "kubectl kustomize failed: {stderr}");
     assert!(
         stdout.contains("kind: ClusterIssuer") && stdout.contains("kind: Application"),
@@ -274,23 +249,11 @@ fn kubectl_kustomize_runs_the_image_as_a_generator() {
 
 #[test]
 fn kubectl_kustomize_shows_our_errors() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["kubectl"]) else {
         return;
     };
-    if !have("kubectl", test_name!()) {
-        return;
-    }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let generator = SERVICES
-        .replacen("  name: platform # names the generated files\n", &format!("  name: platform\n  annotations:\n    config.kubernetes.io/function: |\n      container:\n        image: {image}\n"), 1)
-        .replace("cert-manager:", "cert-manger:");
-    fs_err::write(dir.path().join("services.yaml"), generator).expect("write");
-    fs_err::write(
-        dir.path().join("kustomization.yaml"),
-        "generators:\n- services.yaml\n",
-    )
-    .expect("write");
-    let (ok, _, stderr) = kustomize(dir.path());
+    let dir = generator(&image, &SERVICES.replace("cert-manager:", "cert-manger:"));
+    let (ok, _, stderr) = kustomize(&dir);
     assert!(!ok);
     assert!(
         stderr.contains("unknown service \"cert-manger\" (did you mean \"cert-manager\"?)"),
@@ -315,45 +278,28 @@ pub(crate) fn copy_dir(from: &Path, to: &Path) {
 
 #[test]
 fn a_derived_image_bakes_in_a_team_catalog() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &["docker"]) else {
         return;
     };
-    if !have("docker", test_name!()) {
-        return;
-    }
-    let ctx = tempfile::tempdir().expect("tempdir");
+    let ctx = TestContext::new();
     copy_dir(
         &root().join("testdata/golden/local-path-catalog/catalog"),
         &ctx.path().join("acme"),
     );
-    fs_err::write(
-        ctx.path().join("Dockerfile"),
+    ctx.write(
+        "Dockerfile",
         format!(
             "FROM {image}\nCOPY acme /catalogs/acme\nENV KRM_CATALOG_CATALOGS=/catalogs/acme\n"
         ),
-    )
-    .expect("write");
+    );
     let tag = "krm-catalog-derived:test";
-    let (ok, _, stderr) = run(Command::new("docker")
+    let (ok, _, stderr) = run(ctx
+        .command("docker")
         .env("DOCKER_BUILDKIT", "0")
-        .args(["build", "-q", "-t", tag])
-        .arg(ctx.path()));
+        .args(["build", "-q", "-t", tag, "."]));
     assert!(ok, "docker build of the derived image failed: {stderr}");
     let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: services.krm-catalog.dev/v1alpha1\n  kind: Podinfo\n  metadata: {name: demo}\n  spec: {config: {message: baked}}\n";
-    let (ok, stdout, stderr) = docker_run_with_stdin(
-        &[
-            "run",
-            "--rm",
-            "-i",
-            "--network",
-            "none",
-            "--user",
-            "nobody",
-            "--read-only",
-            tag,
-        ],
-        input,
-    );
+    let (ok, stdout, stderr) = docker_run_with_stdin(&[&DOCKER_RUN[..], &[tag]].concat(), input);
     let _ = run(Command::new("docker").args(["rmi", "-f", tag]));
     assert!(ok, "derived image run failed: {stderr}");
     assert!(
@@ -370,17 +316,14 @@ fn a_derived_image_bakes_in_a_team_catalog() {
 /// under test in place of `localhost/krm-catalog:dev`).
 #[test]
 fn the_documented_examples_run() {
-    let Some(image) = image(test_name!()) else {
+    let Some(image) = image(test_name!(), &[]) else {
         return;
     };
-    let has_kpt = have("kpt", "the_documented_examples_run (kpt examples)");
-    let has_kubectl = have(
-        "kubectl",
-        "the_documented_examples_run (kustomize examples)",
-    );
+    let has_kpt = have("kpt", &format!("{} (kpt examples)", test_name!()));
+    let has_kubectl = have("kubectl", &format!("{} (kustomize examples)", test_name!()));
     let examples = root().join("functions/examples");
     let prepare = |name: &str| {
-        let dir = tempfile::tempdir().expect("tempdir");
+        let dir = TestContext::new();
         copy_dir(&examples.join(name), dir.path());
         for entry in fs_err::read_dir(dir.path())
             .expect("read_dir")
@@ -397,46 +340,36 @@ fn the_documented_examples_run() {
     };
     if has_kpt {
         let dir = prepare("kpt-eval");
-        let (ok, _, stderr) = run(Command::new("kpt")
-            .arg("fn")
-            .arg("eval")
-            .arg(dir.path())
-            .args(["--image", &image, "--image-pull-policy", "never"]));
+        let (ok, _, stderr) = kpt_fn(&dir, "eval", &["--image", &image]);
         assert!(ok, "kpt-eval: {stderr}");
         assert!(
             dir.path().join("hub.cert-manager.yaml").exists()
                 && dir.path().join("hub.external-dns.yaml").exists()
         );
         let dir = prepare("kpt-render");
-        let (ok, _, stderr) = run(Command::new("kpt")
-            .arg("fn")
-            .arg("render")
-            .arg(dir.path())
-            .args(["--image-pull-policy", "never"]));
+        let (ok, _, stderr) = kpt_fn(&dir, "render", &[]);
         assert!(ok, "kpt-render: {stderr}");
         assert!(dir.path().join("hub.cert-manager.yaml").exists());
     }
     if has_kubectl {
         for name in ["kustomize-transformer", "kustomize-generator"] {
             let dir = prepare(name);
-            let (ok, stdout, stderr) = kustomize(dir.path());
+            let (ok, stdout, stderr) = kustomize(&dir);
             assert!(ok, "{name}: {stderr}");
             assert!(stdout.contains("kind: Application"), "{name}: {stdout}");
         }
         // The CMP component on a stand-in for Argo CD's repo server.
-        let argocd = tempfile::tempdir().expect("tempdir");
-        fs_err::write(
-            argocd.path().join("repo-server.yaml"),
+        let argocd = TestContext::new();
+        argocd.write(
+            "repo-server.yaml",
             "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: argocd-repo-server\nspec:\n  template:\n    spec:\n      containers:\n      - name: argocd-repo-server\n        image: quay.io/argoproj/argocd:v2.13.3\n",
-        )
-        .expect("write");
+        );
         copy_dir(&examples.join("argocd-cmp"), &argocd.path().join("cmp"));
-        fs_err::write(
-            argocd.path().join("kustomization.yaml"),
+        argocd.write(
+            "kustomization.yaml",
             "namespace: argocd\nresources:\n- repo-server.yaml\ncomponents:\n- cmp\n",
-        )
-        .expect("write");
-        let (ok, stdout, stderr) = run(Command::new("kubectl").arg("kustomize").arg(argocd.path()));
+        );
+        let (ok, stdout, stderr) = run(argocd.command("kubectl").args(["kustomize", "."]));
         assert!(ok, "argocd-cmp: {stderr}");
         assert!(
             stdout.contains("name: krm-catalog-plugin")

@@ -1,7 +1,9 @@
 //! Real kubara catalogs (copied unchanged into `testdata/corpus/`) load, default as the
 //! kubara ADR says, and produce the generated JSON Schema.
 
-use crate::util::{root, run, stderr, stdout};
+use std::process::Output;
+
+use crate::util::{TestContext, stderr, stdout};
 
 const GENERAL: &str = "testdata/corpus/kubara/kubara-io_catalogs@e383e84/general";
 const BOOTSTRAP: &str = "testdata/corpus/kubara/kubara-io_catalogs@e383e84/bootstrap";
@@ -10,8 +12,9 @@ const BUILTIN: &str =
 
 #[test]
 fn every_corpus_catalog_lints_clean() {
+    let repo = TestContext::new().in_repo_root();
     for dir in [GENERAL, BOOTSTRAP, BUILTIN] {
-        let out = run(&["catalog", "lint", dir], "", &root());
+        let out = repo.run(&["catalog", "lint", dir], "");
         assert!(out.status.success(), "{dir}: {}", stderr(&out));
         assert!(stderr(&out).starts_with("ok: "), "{dir}: {}", stderr(&out));
     }
@@ -19,11 +22,11 @@ fn every_corpus_catalog_lints_clean() {
 
 #[test]
 fn every_corpus_catalog_yields_a_schema() {
+    let repo = TestContext::new().in_repo_root();
     for dir in [GENERAL, BOOTSTRAP, BUILTIN] {
-        let out = run(
+        let out = repo.run(
             &["schema", "ServiceSet", "--no-builtin", "--catalog", dir],
             "",
-            &root(),
         );
         assert!(out.status.success(), "{dir}: {}", stderr(&out));
         let schema: serde_json::Value =
@@ -47,19 +50,16 @@ fn defaulted_config(catalog: &str, service: &str) -> serde_json::Value {
     // and let the kubara catalog borrow its standard pattern by name (issue 8: a pattern
     // renders only for its own catalog's services unless lent). One directory per call:
     // tests run in parallel.
-    let dir = tempfile::tempdir().expect("tempdir");
-    let template_catalog = dir.path().join("corpus-dump");
-    fs_err::create_dir_all(template_catalog.join("templates")).expect("mkdir");
-    fs_err::write(
-        template_catalog.join("templates/dump.yaml.j2"),
+    let repo = TestContext::new().in_repo_root();
+    repo.write(
+        "corpus-dump/templates/dump.yaml.j2",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ service.id }}\ndata:\n  config: {{ config | toJson | quote }}\n",
-    )
-    .expect("write template");
-    fs_err::write(
-        template_catalog.join("Catalog.yaml"),
+    );
+    repo.write(
+        "corpus-dump/Catalog.yaml",
         "apiVersion: kubara.io/v1alpha1\nkind: Catalog\nmetadata:\n  name: corpus-dump\nspec:\n  version: 1.0.0\n",
-    )
-    .expect("write Catalog.yaml");
+    );
+    let template_catalog = repo.path().join("corpus-dump");
     let input = input.replace(
         &format!("catalogs: [{{path: {catalog}}}]"),
         &format!(
@@ -67,7 +67,7 @@ fn defaulted_config(catalog: &str, service: &str) -> serde_json::Value {
             template_catalog.display()
         ),
     );
-    let out = run(&[], &input, &root());
+    let out = repo.run(&[], &input);
     assert!(out.status.success(), "{}", stderr(&out));
     let list = krm_catalog::resource_list::read(&stdout(&out)).expect("output is a ResourceList");
     let cm = list
@@ -99,32 +99,27 @@ fn velero_nested_defaults_as_the_adr_says() {
     );
 }
 
+/// `catalog lint DIR --standard-pattern builtin`, with a cluster `repoURL` and without one.
+fn lint_with_the_builtin_pattern(dir: &str) -> (Output, Output) {
+    let repo = TestContext::new().in_repo_root();
+    let lint = ["catalog", "lint", dir, "--standard-pattern", "builtin"];
+    let cluster = ["--cluster", "repoURL=https://git.example.com/platform.git"];
+    (
+        repo.run(&[&lint[..], &cluster].concat(), ""),
+        repo.run(&lint, ""),
+    )
+}
+
 /// Issue 8 point 4: kubara catalogs bring no templates; linted with the built-in standard
 /// pattern (as `standardPattern: builtin` renders them) every service renders an Argo CD
 /// Application, which needs `cluster.repoURL` for a git chart directory.
 #[test]
 fn issue8_p4_kubara_catalogs_lint_with_the_builtin_standard_pattern() {
     for dir in [GENERAL, BOOTSTRAP] {
-        let out = run(
-            &[
-                "catalog",
-                "lint",
-                dir,
-                "--standard-pattern",
-                "builtin",
-                "--cluster",
-                "repoURL=https://git.example.com/platform.git",
-            ],
-            "",
-            &root(),
-        );
+        let (out, without_cluster) = lint_with_the_builtin_pattern(dir);
         assert!(out.status.success(), "{dir}: {}", stderr(&out));
         assert!(stderr(&out).starts_with("ok: "), "{dir}: {}", stderr(&out));
-        let out = run(
-            &["catalog", "lint", dir, "--standard-pattern", "builtin"],
-            "",
-            &root(),
-        );
+        let out = without_cluster;
         assert_eq!(out.status.code(), Some(1), "{dir}");
         assert!(
             stderr(&out).contains("cluster.repoURL is required for services without a krm-catalog.dev/helm-repo annotation"),
@@ -141,19 +136,7 @@ fn issue8_p4_kubara_catalogs_lint_with_the_builtin_standard_pattern() {
 #[test]
 fn issue8_lint_with_a_borrowed_pattern_counts_only_the_linted_catalog() {
     for (dir, services) in [(BOOTSTRAP, 2), (GENERAL, 16)] {
-        let out = run(
-            &[
-                "catalog",
-                "lint",
-                dir,
-                "--standard-pattern",
-                "builtin",
-                "--cluster",
-                "repoURL=https://git.example.com/platform.git",
-            ],
-            "",
-            &root(),
-        );
+        let (out, without_cluster) = lint_with_the_builtin_pattern(dir);
         assert!(out.status.success(), "{dir}: {}", stderr(&out));
         assert_eq!(
             stderr(&out).lines().last(),
@@ -161,11 +144,7 @@ fn issue8_lint_with_a_borrowed_pattern_counts_only_the_linted_catalog() {
             "{dir}: {}",
             stderr(&out)
         );
-        let out = run(
-            &["catalog", "lint", dir, "--standard-pattern", "builtin"],
-            "",
-            &root(),
-        );
+        let out = without_cluster;
         assert_eq!(out.status.code(), Some(1), "{dir}");
         assert!(
             stderr(&out).contains("cluster.repoURL is required for services without a krm-catalog.dev/helm-repo annotation; this test render has no cluster values: give them with `--cluster KEY=VALUE`"),
@@ -181,21 +160,17 @@ fn issue8_lint_with_a_borrowed_pattern_counts_only_the_linted_catalog() {
 /// loaded (builtin: false)", a flag these commands do not have).
 #[test]
 fn issue8_catalog_asking_for_the_builtin_pattern_views_and_lints() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let root_dir = dir.path();
-    fs_err::create_dir_all(root_dir.join("services")).expect("mkdir");
-    fs_err::write(
-        root_dir.join("Catalog.yaml"),
+    let repo = TestContext::new().in_repo_root();
+    repo.write(
+        "Catalog.yaml",
         "apiVersion: kubara.io/v1alpha1\nkind: Catalog\nmetadata:\n  name: team\nspec:\n  version: 1.0.0\n  standardPattern: builtin\n",
-    )
-    .expect("write");
-    fs_err::write(
-        root_dir.join("services/podinfo.yaml"),
+    );
+    repo.write(
+        "services/podinfo.yaml",
         "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: podinfo\nspec:\n  chartPath: podinfo\n  status: enabled\n",
-    )
-    .expect("write");
-    let path = root_dir.to_str().expect("UTF-8 path");
-    let out = run(&["catalog", "view", path], "", &root());
+    );
+    let path = repo.path().to_str().expect("UTF-8 path");
+    let out = repo.run(&["catalog", "view", path], "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains(
@@ -204,7 +179,7 @@ fn issue8_catalog_asking_for_the_builtin_pattern_views_and_lints() {
         "{}",
         stdout(&out)
     );
-    let out = run(
+    let out = repo.run(
         &[
             "catalog",
             "lint",
@@ -213,7 +188,6 @@ fn issue8_catalog_asking_for_the_builtin_pattern_views_and_lints() {
             "repoURL=https://git.example.com/p.git",
         ],
         "",
-        &root(),
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
@@ -221,7 +195,7 @@ fn issue8_catalog_asking_for_the_builtin_pattern_views_and_lints() {
         format!("ok: {path}: 1 services, 0 function kinds, 0 templates\n")
     );
     // It is linted with the pattern it asked for: without cluster.repoURL the Application fails.
-    let out = run(&["catalog", "lint", path], "", &root());
+    let out = repo.run(&["catalog", "lint", path], "");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("cluster.repoURL is required"),

@@ -149,16 +149,17 @@ fn admit(v: &Version, obj: &Value) -> Result<Value, Vec<String>> {
     }
 }
 
+/// The `ServiceDefinition` each schema's `spec` is put into as its `configSchema`.
+const DEFINITION: &str = include_str!("../../testdata/crds/service-definition.yaml");
+
 /// The same schema's `spec` as a kubara `ServiceDefinition` `configSchema`, loaded as a catalog.
 fn service_catalog(v: &Version) -> Catalog {
     let id = v.kind.to_lowercase();
     let spec_schema = &v.schema.raw()["properties"]["spec"];
-    let definition = json!({
-        "apiVersion": "kubara.io/v1alpha1",
-        "kind": "ServiceDefinition",
-        "metadata": {"name": id},
-        "spec": {"chartPath": id, "status": "enabled", "configSchema": spec_schema},
-    });
+    let mut definition = yaml::parse(DEFINITION).expect("service-definition.yaml is YAML");
+    definition["metadata"]["name"] = json!(id);
+    definition["spec"]["chartPath"] = json!(id);
+    definition["spec"]["configSchema"] = spec_schema.clone();
     let text = yaml::emit(&definition);
     let files = vec![("services/crd.yaml".to_owned(), text.as_bytes())];
     let (catalog, errors) = Catalog::merge(

@@ -6,7 +6,15 @@
 
 use std::path::Path;
 
-use crate::util::{diff, root, run, stderr, stdout};
+use crate::util::{TestContext, diff, root, stderr, stdout};
+
+/// A case runs in its own directory. Remote cases must not depend on a user's cache: this one
+/// is never created (offline), and its relative name keeps the expected messages portable.
+fn case(dir: &Path) -> TestContext {
+    TestContext::new()
+        .in_dir(dir)
+        .with_env("KRM_CATALOG_CACHE", ".cache-that-golden-cases-never-write")
+}
 
 fn check_case(dir: &Path, update: bool) -> Result<(), String> {
     let name = dir
@@ -19,13 +27,7 @@ fn check_case(dir: &Path, update: bool) -> Result<(), String> {
         Err(_) => Vec::new(),
     };
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    // Remote cases must not depend on a user's cache: this one is never created (offline).
-    let out = crate::util::run_env(
-        &args,
-        &input,
-        dir,
-        &[("KRM_CATALOG_CACHE", ".cache-that-golden-cases-never-write")],
-    );
+    let out = case(dir).run(&args, &input);
     let (stdout, stderr) = (stdout(&out), stderr(&out));
     let code = out.status.code().unwrap_or(-1);
     let expected_code = i32::from(name.starts_with("err-"));
@@ -121,7 +123,7 @@ fn golden_outputs_are_fixed_points() {
             continue;
         }
         let first = fs_err::read_to_string(dir.join("expected.yaml")).expect("expected.yaml");
-        let out = run(&[], &first, &dir);
+        let out = case(&dir).run(&[], &first);
         assert!(
             out.status.success(),
             "{name}: second run failed: {}",

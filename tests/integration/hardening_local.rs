@@ -4,13 +4,14 @@
 //! loops (F10), and the small ones (option-like image references, generated paths).
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use krm_catalog::verify::sha256_hex;
 
 use crate::runtimes::{ECHO, RUN_EXEC, exec_catalog, input};
-use crate::util::{TestContext, bin, stderr, stdout, test_name};
+use crate::servers::Server;
+use crate::util::{TestContext, have, stderr, stdout, succeed, test_name};
 
 // --- F9: the function timeout holds -----------------------------------------------------------
 
@@ -90,32 +91,18 @@ fn issue9_f9_function_that_never_reads_a_large_input_times_out() {
 fn issue9_f9_endless_writer_fails_with_bounded_memory() {
     // `yes` writes forever. Before the fix stdout was read without a bound: under this
     // address-space limit the run aborted on a failed allocation instead of saying why.
-    let pkg = TestContext::new();
+    let pkg = TestContext::new()
+        .with_address_space(2_000_000 * 1024)
+        .with_env("KRM_CATALOG_FUNCTION_TIMEOUT", "5")
+        .with_env("KRM_CATALOG_MAX_INPUT_BYTES", "8388608");
     let script: &[u8] = b"#!/bin/sh\nexec /usr/bin/yes\n";
     pkg.write("fn", script);
     pkg.write(
         "catalog.yaml",
         exec_catalog("file://fn", "fn", Some(&sha256_hex(script))).as_bytes(),
     );
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg("ulimit -v 2000000 && exec \"$@\"")
-        .arg("sh")
-        .arg(bin())
-        .current_dir(pkg.path())
-        .env_remove("RUST_LOG")
-        .envs(pkg.env())
-        .env("KRM_CATALOG_FUNCTION_TIMEOUT", "5")
-        .env("KRM_CATALOG_MAX_INPUT_BYTES", "8388608")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
     let started = Instant::now();
-    let mut child = cmd.spawn().expect("spawn");
-    let mut pipe = child.stdin.take().expect("stdin");
-    std::io::Write::write_all(&mut pipe, input("Echo", RUN_EXEC).as_bytes()).expect("write");
-    drop(pipe);
-    let out = child.wait_with_output().expect("wait");
+    let out = pkg.run(&[], &input("Echo", RUN_EXEC));
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(
@@ -138,45 +125,24 @@ fn issue9_f9_endless_writer_fails_with_bounded_memory() {
 
 // --- F3 and F10: `catalog lock` writes only its own files ------------------------------------
 
-/// Run the binary in `cwd`; a run still going after 20 s is killed and fails the test (a walk
-/// that loops must not hang the suite).
-fn run_bounded(args: &[&str], cwd: &Path) -> Output {
-    let mut child = Command::new(bin())
-        .args(args)
-        .current_dir(cwd)
-        .env_remove("RUST_LOG")
-        .env("KRM_CATALOG_CACHE", cwd.join(".cache"))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn");
-    let started = Instant::now();
-    while child.try_wait().expect("wait").is_none() {
-        if started.elapsed() > Duration::from_secs(20) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("krm-catalog {args:?} did not finish in 20 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("output")
+/// A context whose runs still going after 20 s are killed and fail the test (a walk that
+/// loops must not hang the suite).
+fn deadline() -> TestContext {
+    TestContext::new().with_deadline(Duration::from_secs(20))
 }
 
-/// A package with `catalog/functions.yaml` (one unpinned exec runtime, `file://fn`, whose
-/// binary sits beside it) and a directory outside the package; returns (package, outside).
-fn lockable() -> (tempfile::TempDir, tempfile::TempDir) {
-    let pkg = tempfile::tempdir().expect("tempdir");
-    let outside = tempfile::tempdir().expect("tempdir");
-    let catalog = pkg.path().join("catalog");
-    fs_err::create_dir_all(&catalog).expect("mkdir");
-    fs_err::write(catalog.join("fn"), ECHO).expect("fn");
-    fs_err::write(
-        catalog.join("functions.yaml"),
+/// A context with `catalog/functions.yaml` (one unpinned exec runtime, `file://fn`, whose
+/// binary sits beside it) and an empty directory `outside` beside the catalog; runs go in
+/// `catalog`.
+fn lockable() -> TestContext {
+    let pkg = deadline().in_dir("catalog");
+    pkg.write("catalog/fn", ECHO);
+    pkg.write(
+        "catalog/functions.yaml",
         exec_catalog("file://fn", "fn", None),
-    )
-    .expect("catalog");
-    (pkg, outside)
+    );
+    pkg.mkdir("outside");
+    pkg
 }
 
 fn symlink(target: &Path, link: &Path) {
@@ -185,13 +151,12 @@ fn symlink(target: &Path, link: &Path) {
 
 #[test]
 fn issue9_f3_a_planted_lock_tmp_link_is_not_written_through() {
-    let (pkg, outside) = lockable();
+    let pkg = lockable();
     let catalog = pkg.path().join("catalog");
-    let victim = outside.path().join("bashrc");
-    fs_err::write(&victim, "precious\n").expect("victim");
+    let victim = pkg.write("outside/bashrc", "precious\n");
     // Before the fix the lock wrote its temporary file to this fixed name, through the link.
     symlink(&victim, &catalog.join("functions.lock-tmp"));
-    let out = run_bounded(&["catalog", "lock", "."], &catalog);
+    let out = pkg.run(&["catalog", "lock", "."], "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         fs_err::read_to_string(&victim).expect("victim"),
@@ -222,21 +187,18 @@ fn issue9_f3_a_planted_lock_tmp_link_is_not_written_through() {
 
 #[test]
 fn issue9_f3_links_out_of_the_catalog_are_not_followed() {
-    let (pkg, outside) = lockable();
+    let pkg = lockable();
     let catalog = pkg.path().join("catalog");
+    let outside = pkg.path().join("outside");
     // A linked directory and a linked file, both leading out of the catalog to catalogs
     // that would need a lock.
-    let ext = outside.path().join("ext");
-    fs_err::create_dir_all(&ext).expect("mkdir");
+    let ext = outside.join("ext");
     let unlocked = exec_catalog("file://fn", "fn", None);
-    fs_err::write(ext.join("other.yaml"), &unlocked).expect("other");
-    fs_err::write(outside.path().join("single.yaml"), &unlocked).expect("single");
+    pkg.write("outside/ext/other.yaml", &unlocked);
+    pkg.write("outside/single.yaml", &unlocked);
     symlink(&ext, &catalog.join("ext"));
-    symlink(
-        &outside.path().join("single.yaml"),
-        &catalog.join("single.yaml"),
-    );
-    let out = run_bounded(&["catalog", "lock", "."], &catalog);
+    symlink(&outside.join("single.yaml"), &catalog.join("single.yaml"));
+    let out = pkg.run(&["catalog", "lock", "."], "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         fs_err::read_to_string(ext.join("other.yaml")).expect("other"),
@@ -244,7 +206,7 @@ fn issue9_f3_links_out_of_the_catalog_are_not_followed() {
         "the lock edited a file outside the catalog"
     );
     assert_eq!(
-        fs_err::read_to_string(outside.path().join("single.yaml")).expect("single"),
+        fs_err::read_to_string(outside.join("single.yaml")).expect("single"),
         unlocked
     );
     assert!(
@@ -260,30 +222,30 @@ fn issue9_f3_links_out_of_the_catalog_are_not_followed() {
         stderr(&out)
     );
     // Named directly, a linked file is refused with a message naming its target.
-    let out = run_bounded(&["catalog", "lock", "single.yaml"], &catalog);
+    let out = pkg.run(&["catalog", "lock", "single.yaml"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(
         stderr(&out).contains(&format!(
             "single.yaml: is a symbolic link to \"{}\"; `catalog lock` does not write through links: lock the file it points to",
-            outside.path().join("single.yaml").display()
+            outside.join("single.yaml").display()
         )),
         "{}",
         stderr(&out)
     );
     assert_eq!(
-        fs_err::read_to_string(outside.path().join("single.yaml")).expect("single"),
+        fs_err::read_to_string(outside.join("single.yaml")).expect("single"),
         unlocked
     );
 }
 
 #[test]
 fn issue9_f10_catalog_lock_finishes_on_symlink_loops() {
-    let (pkg, _outside) = lockable();
+    let pkg = lockable();
     let catalog = pkg.path().join("catalog");
     // Two links back to the directory itself: following them is 2^40 paths.
     symlink(Path::new("."), &catalog.join("a"));
     symlink(Path::new("../catalog"), &catalog.join("b"));
-    let out = run_bounded(&["catalog", "lock", "."], &catalog);
+    let out = pkg.run(&["catalog", "lock", "."], "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
 }
@@ -384,9 +346,8 @@ fn issue9_f4_file_uris_resolve_inside_the_catalog_root() {
         "file://../fn: `..` is not allowed in `file://` URIs; name a file inside the catalog root",
     );
 
-    let outside = tempfile::tempdir().expect("tempdir");
-    let abs = outside.path().join("fn");
-    fs_err::write(&abs, ECHO).expect("fn");
+    let outside = TestContext::new();
+    let abs = outside.write("fn", ECHO);
     let pkg = confined(&format!("file://{}", abs.display()));
     assert_refused(&pkg.run(&[], &confined_input()), "outside the catalog root");
 
@@ -405,13 +366,13 @@ fn issue9_f4_file_uris_resolve_inside_the_catalog_root() {
 #[test]
 fn issue9_f4_remote_catalogs_cannot_name_local_files() {
     let case = test_name!();
-    if !crate::remote::tool("python3", case) {
+    if !have("python3", case) {
         return;
     }
     let pkg = TestContext::new();
     let abs = pkg.write("fn", ECHO);
     // Plain HTTP is allowed on loopback.
-    let server = crate::remote::Server::start(None, None);
+    let server = Server::start(None, None);
     let catalog = exec_catalog(
         &format!("file://{}", abs.display()),
         "fn",
@@ -445,18 +406,16 @@ fn issue9_f4_remote_catalogs_cannot_name_local_files() {
 
 #[test]
 fn issue9_f10_render_dir_finishes_on_symlink_loops() {
-    let pkg = tempfile::tempdir().expect("tempdir");
-    let dir = pkg.path().join("pkg");
-    fs_err::create_dir_all(dir.join("sub")).expect("mkdir");
-    fs_err::write(
-        dir.join("sub/app.yaml"),
+    let work = deadline();
+    work.write(
+        "pkg/sub/app.yaml",
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n",
-    )
-    .expect("app");
+    );
+    let dir = work.path().join("pkg");
     // Links back up: following them is 2^40 paths (until ELOOP) before the fix.
     symlink(Path::new(".."), &dir.join("sub/up"));
     symlink(Path::new("../sub"), &dir.join("sub/again"));
-    let out = run_bounded(&["render", "-f", "pkg"], pkg.path());
+    let out = work.run(&["render", "-f", "pkg"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
@@ -466,21 +425,16 @@ fn issue9_f10_render_dir_finishes_on_symlink_loops() {
 
 #[test]
 fn issue8_render_resourcelist_file_and_fn_config_exclude_each_other() {
-    let pkg = tempfile::tempdir().expect("tempdir");
-    fs_err::write(
-        pkg.path().join("list.yaml"),
+    let pkg = deadline();
+    pkg.write(
+        "list.yaml",
         "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: krm-catalog.dev/v1alpha1\n  kind: ResolveCatalog\n  metadata:\n    name: a\n",
-    )
-    .expect("list");
-    fs_err::write(
-        pkg.path().join("fn.yaml"),
-        "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: b\n",
-    )
-    .expect("fn");
-    let out = run_bounded(
-        &["render", "--fn-config", "fn.yaml", "-f", "list.yaml"],
-        pkg.path(),
     );
+    pkg.write(
+        "fn.yaml",
+        "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: b\n",
+    );
+    let out = pkg.run(&["render", "--fn-config", "fn.yaml", "-f", "list.yaml"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(
         stderr(&out).contains(
@@ -497,12 +451,11 @@ fn issue8_render_resourcelist_file_and_fn_config_exclude_each_other() {
 /// (`allowInlineExec` and an inline catalog naming a file it ships).
 #[test]
 fn issue9_f4_a_resource_list_inside_a_render_directory_cannot_choose_the_settings() {
-    let work = tempfile::tempdir().expect("tempdir");
-    let pkg = work.path().join("pkg");
-    fs_err::create_dir_all(&pkg).expect("mkdir");
+    let work = deadline();
+    let pkg = work.mkdir("pkg");
     let marker = work.path().join("ran");
     let binary = format!("#!/bin/sh\necho ran > {}\ncat\n", marker.display());
-    fs_err::write(pkg.join("fn"), &binary).expect("fn");
+    work.write("pkg/fn", &binary);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
@@ -514,8 +467,8 @@ fn issue9_f4_a_resource_list_inside_a_render_directory_cannot_choose_the_setting
         &catalog,
         "{mode: run, allowExec: true, allowInlineExec: true}",
     );
-    fs_err::write(pkg.join("list.yaml"), &list).expect("list");
-    let out = run_bounded(&["render", "-f", "pkg"], work.path());
+    work.write("pkg/list.yaml", &list);
+    let out = work.run(&["render", "-f", "pkg"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(
@@ -526,7 +479,7 @@ fn issue9_f4_a_resource_list_inside_a_render_directory_cannot_choose_the_setting
     );
     assert!(!marker.exists(), "the package's binary ran");
     // Named on the command line, the same file is the user's choice.
-    let out = run_bounded(&["render", "-f", "pkg/list.yaml"], work.path());
+    let out = work.run(&["render", "-f", "pkg/list.yaml"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(marker.exists(), "{}", stderr(&out));
 }
@@ -537,20 +490,19 @@ fn issue9_f4_a_resource_list_inside_a_render_directory_cannot_choose_the_setting
 /// the runtime locked while it is not.
 #[test]
 fn issue9_f3_lock_never_edits_a_template_that_repeats_the_uri() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    fs_err::write(dir.path().join("fn"), ECHO).expect("fn");
+    let pkg = deadline();
+    pkg.write("fn", ECHO);
     let template = "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: notes\nspec:\n  chartPath: notes\n  status: enabled\n  templates:\n    notes.yaml.j2: |\n      apiVersion: v1\n      kind: ConfigMap\n      metadata:\n        name: notes\n      data:\n        uri: file://fn\n";
     let catalog = exec_catalog("file://fn", "fn", None);
-    let file = dir.path().join("catalog.yaml");
-    fs_err::write(&file, format!("{template}---\n{catalog}")).expect("write");
-    let out = run_bounded(&["catalog", "lock", "catalog.yaml"], dir.path());
+    let file = pkg.write("catalog.yaml", format!("{template}---\n{catalog}"));
+    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     let locked = fs_err::read_to_string(&file).expect("read");
     assert!(
         locked.starts_with(template),
         "the template changed:\n{locked}"
     );
-    let out = run_bounded(&["catalog", "verify", "catalog.yaml"], dir.path());
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
 
     // The same text inside the catalog document, before the runtime: refused, nothing written.
@@ -561,7 +513,7 @@ fn issue9_f3_lock_never_edits_a_template_that_repeats_the_uri() {
     );
     assert_ne!(annotated, catalog);
     fs_err::write(&file, &annotated).expect("write");
-    let out = run_bounded(&["catalog", "lock", "catalog.yaml"], dir.path());
+    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("the sha256 lines did not land where the runtimes are"),
@@ -577,45 +529,20 @@ fn issue9_f3_lock_never_edits_a_template_that_repeats_the_uri() {
 #[test]
 fn issue9_f10_render_leaves_out_pipes_and_devices_and_bounds_what_it_reads() {
     let case = test_name!();
-    if !crate::remote::tool("prlimit", case) || !crate::remote::tool("mkfifo", case) {
+    if !have("mkfifo", case) {
         return;
     }
-    let work = tempfile::tempdir().expect("tempdir");
-    let pkg = work.path().join("pkg");
-    fs_err::create_dir_all(&pkg).expect("mkdir");
-    fs_err::write(
-        pkg.join("app.yaml"),
+    let work = deadline()
+        .with_address_space(1 << 30)
+        .with_env("KRM_CATALOG_MAX_INPUT_BYTES", "1000000");
+    let pkg = work.write(
+        "pkg/app.yaml",
         "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: shop\n",
-    )
-    .expect("app");
+    );
+    let pkg = pkg.parent().expect("pkg");
     symlink(Path::new("/dev/zero"), &pkg.join("zero.yaml"));
-    crate::util::succeed(Command::new("mkfifo").arg(pkg.join("pipe.yaml")));
-    let run = |args: &[&str]| {
-        let mut child = Command::new("prlimit")
-            .arg("--as=1073741824")
-            .arg("--")
-            .arg(bin())
-            .args(args)
-            .current_dir(work.path())
-            .env_remove("RUST_LOG")
-            .env("KRM_CATALOG_MAX_INPUT_BYTES", "1000000")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("prlimit");
-        let started = Instant::now();
-        while child.try_wait().expect("wait").is_none() {
-            if started.elapsed() > Duration::from_secs(20) {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("krm-catalog {args:?} did not finish in 20 s");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        child.wait_with_output().expect("output")
-    };
-    let out = run(&["render", "-f", "pkg"]);
+    succeed(Command::new("mkfifo").arg(pkg.join("pipe.yaml")));
+    let out = work.run(&["render", "-f", "pkg"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
@@ -629,7 +556,7 @@ fn issue9_f10_render_leaves_out_pipes_and_devices_and_bounds_what_it_reads() {
         );
     }
     // Named on the command line, a device is read, but only up to the input limit.
-    let out = run(&["render", "-f", "/dev/zero"]);
+    let out = work.run(&["render", "-f", "/dev/zero"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(
@@ -654,8 +581,8 @@ fn issue9_small_binary_without_a_cache_goes_to_a_private_directory() {
         "catalog.yaml",
         exec_catalog("file://fn", "fn", Some(&sha256_hex(ECHO))).as_bytes(),
     );
-    let tmp = tempfile::tempdir().expect("tmp");
-    let tmp_path = tmp.path().to_str().expect("utf-8");
+    let tmp = pkg.mkdir("tmp");
+    let tmp_path = tmp.to_str().expect("utf-8");
     let out = pkg.run_with(
         &[],
         &input("Echo", RUN_EXEC),
@@ -668,7 +595,7 @@ fn issue9_small_binary_without_a_cache_goes_to_a_private_directory() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("greeting: hello-from-exec"));
-    let dirs: Vec<_> = fs_err::read_dir(tmp.path())
+    let dirs: Vec<_> = fs_err::read_dir(&tmp)
         .expect("read")
         .flatten()
         .filter(|e| {

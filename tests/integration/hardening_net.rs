@@ -1,17 +1,20 @@
 //! Issue 9, the network and download findings, against hostile servers on loopback
 //! (`tests/support/hostile_server.py`: redirects, endless bodies, a fake OCI registry that
 //! lies about sizes) and a stock `python3 -m http.server`. Memory-sensitive runs go under an
-//! address-space limit (`prlimit --as`), so a regression fails the test instead of taking the
-//! machine down. Tests print `SKIPPED …` when python3, openssl or prlimit are missing.
+//! address-space limit (`TestContext::with_address_space`), so a regression fails the test
+//! instead of taking the machine down. Tests print `SKIPPED …` when python3 or openssl are
+//! missing.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use krm_catalog::verify::sha256_hex;
 
-use crate::remote::{CATALOG, Tls, free_port, resource_list, tls, tool};
-use crate::util::{TestContext, bin, root, stderr, stdout, test_name};
+use crate::remote::{CATALOG, resource_list, trusted_url};
+use crate::runtimes::{RUN_EXEC, exec_catalog, image_catalog, image_kind, input};
+use crate::servers::{Process, Server, free_port, tls, wait_for_port};
+use crate::util::{TestContext, have, stderr, stdout, succeed, test_name};
 
 /// Address space for a run that must stay bounded: far above what a bounded run needs, far
 /// below what the unbounded code took (gigabytes).
@@ -22,80 +25,25 @@ fn evil_catalog() -> String {
     CATALOG.replace("default: hello", "default: evil-was-loaded")
 }
 
-/// `tests/support/hostile_server.py` on a random port, serving files from a temp dir.
-struct Hostile {
-    child: Child,
-    port: u16,
-    scheme: &'static str,
-    host: &'static str,
-    root: tempfile::TempDir,
+/// A context whose runs of the binary go under the address-space limit.
+fn bounded() -> TestContext {
+    TestContext::new().with_address_space(ADDRESS_SPACE)
 }
 
-impl Hostile {
-    fn start(tls: Option<&Tls>) -> Self {
-        let root_dir = tempfile::tempdir().expect("tempdir");
-        let mut cmd = Command::new("python3");
-        cmd.arg(root().join("tests/support/hostile_server.py"))
-            .arg(root_dir.path());
-        if let Some(t) = tls {
-            cmd.arg("--cert").arg(&t.cert).arg("--key").arg(&t.key);
-        }
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3");
-        let mut line = String::new();
-        {
-            use std::io::BufRead as _;
-            let out = child.stdout.take().expect("stdout");
-            std::io::BufReader::new(out)
-                .read_line(&mut line)
-                .expect("port");
-        }
-        Self {
-            child,
-            port: line.trim().parse().expect("port number"),
-            scheme: if tls.is_some() { "https" } else { "http" },
-            host: if tls.is_some() {
-                "localhost"
-            } else {
-                "127.0.0.1"
-            },
-            root: root_dir,
-        }
-    }
-
-    fn put(&self, name: &str, bytes: &[u8]) {
-        fs_err::write(self.root.path().join(name), bytes).expect("write");
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}://{}:{}/{path}", self.scheme, self.host, self.port)
-    }
-
-    /// The registry address (`host:port`) for `oci://` references.
-    fn addr(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
-    }
+/// The run failed with `needle` (as [`assert_failed_with`]) and did not load the evil catalog.
+fn assert_refused_evil(out: &Output, needle: &str, context: &str) {
+    assert_failed_with(out, needle, context);
+    assert!(
+        !stdout(out).contains("evil-was-loaded"),
+        "{context}: {}",
+        stdout(out)
+    );
 }
 
-impl Drop for Hostile {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Run the binary in `cwd` with the given environment, under an address-space limit.
-fn bounded(args: &[&str], stdin: &str, cwd: &Path, env: &[(&str, &str)]) -> Output {
-    let mut cmd = Command::new("prlimit");
-    cmd.arg(format!("--as={ADDRESS_SPACE}"))
-        .arg("--")
-        .arg(bin())
-        .args(args)
-        .current_dir(cwd);
-    crate::util::feed(&mut cmd, stdin, env)
+/// The run succeeded and loaded the evil catalog.
+fn assert_loaded_evil(out: &Output) {
+    assert!(out.status.success(), "{}", stderr(out));
+    assert!(stdout(out).contains("evil-was-loaded"), "{}", stdout(out));
 }
 
 fn assert_failed_with(out: &Output, needle: &str, context: &str) {
@@ -132,13 +80,13 @@ fn files_under(dir: &Path) -> Vec<PathBuf> {
 #[test]
 fn issue9_f5_redirect_to_untrusted_host_is_refused() {
     let test = test_name!();
-    if !tool("python3", test) || !tool("openssl", test) {
+    if !have("python3", test) || !have("openssl", test) {
         return;
     }
     let tls = tls();
-    let trusted_server = Hostile::start(Some(&tls));
+    let trusted_server = Server::hostile(Some(&tls));
     // The "other host": plain HTTP on another port (loopback, so only trust can refuse it).
-    let other = Hostile::start(None);
+    let other = Server::hostile(None);
     let evil = evil_catalog();
     other.put("evil.yaml", evil.as_bytes());
     let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
@@ -151,15 +99,10 @@ fn issue9_f5_redirect_to_untrusted_host_is_refused() {
         &[],
         &resource_list(&format!("{{url: \"{url}\"}}"), &[&trusted], ""),
     );
-    assert_failed_with(
+    assert_refused_evil(
         &out,
         &format!("refused the redirect to {hop}: not trusted; add it to spec.trustedCatalogs"),
         "untrusted hop",
-    );
-    assert!(
-        !stdout(&out).contains("evil-was-loaded"),
-        "{}",
-        stdout(&out)
     );
 
     // A trusted hop is followed.
@@ -171,8 +114,7 @@ fn issue9_f5_redirect_to_untrusted_host_is_refused() {
             "",
         ),
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+    assert_loaded_evil(&out);
 
     // Pinned: the bytes prove themselves, so any https-or-loopback hop will do.
     let pinned = format!(
@@ -205,14 +147,10 @@ fn issue9_f5_redirect_to_untrusted_host_is_refused() {
     );
 
     // `catalog view` (no trust list: it is how trust is decided) still keeps to https.
-    let ca = tls.ca.to_string_lossy().into_owned();
-    let cache = tempfile::tempdir().expect("cache");
-    let view_env = [
-        ("KRM_CATALOG_CA_FILE", ca.as_str()),
-        ("KRM_CATALOG_HTTP_TIMEOUT", "5"),
-        ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
-    ];
-    let out = bounded(&["catalog", "view", &url], "", &root(), &view_env);
+    let out = bounded()
+        .with_ca(&tls.ca)
+        .in_repo_root()
+        .run(&["catalog", "view", &url], "");
     assert_failed_with(
         &out,
         &format!("refused the redirect to {plain}: plain HTTP"),
@@ -223,34 +161,16 @@ fn issue9_f5_redirect_to_untrusted_host_is_refused() {
 #[test]
 fn issue9_f5_exec_download_redirect_to_plain_http_is_refused() {
     let test = test_name!();
-    if !tool("python3", test) || !tool("openssl", test) {
+    if !have("python3", test) || !have("openssl", test) {
         return;
     }
     let tls = tls();
-    let server = Hostile::start(Some(&tls));
+    let server = Server::hostile(Some(&tls));
     let plain = "http://example.invalid/fn";
     let uri = server.url(&format!("redirect/307?to={plain}"));
-    let (os, arch) = krm_catalog::runtime::exec::this_platform();
-    let dir = tempfile::tempdir().expect("dir");
-    fs_err::write(
-        dir.path().join("catalog.yaml"),
-        format!(
-            "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionCatalog\nmetadata:\n  name: acme\nspec:\n  krmFunctions:\n  - group: fn.acme.dev\n    names:\n      kind: Echo\n    versions:\n    - name: v1\n      runtime:\n        exec:\n          platforms:\n          - bin: fn\n            os: {os}\n            arch: {arch}\n            uri: \"{uri}\"\n"
-        ),
-    )
-    .expect("write");
-    let ca = tls.ca.to_string_lossy().into_owned();
-    let cache = tempfile::tempdir().expect("cache");
-    let out = bounded(
-        &["catalog", "lock", "catalog.yaml"],
-        "",
-        dir.path(),
-        &[
-            ("KRM_CATALOG_CA_FILE", ca.as_str()),
-            ("KRM_CATALOG_HTTP_TIMEOUT", "5"),
-            ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
-        ],
-    );
+    let pkg = bounded().with_ca(&tls.ca);
+    pkg.write("catalog.yaml", exec_catalog(&uri, "fn", None));
+    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "");
     assert_failed_with(
         &out,
         &format!(
@@ -260,28 +180,18 @@ fn issue9_f5_exec_download_redirect_to_plain_http_is_refused() {
     );
 }
 
-/// `python3 -m http.server` on a free port, serving `dir`.
-struct Static(Child);
-
-impl Drop for Static {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn issue9_f6_encoded_dot_dot_cannot_escape_a_trusted_prefix() {
     let test = test_name!();
-    if !tool("python3", test) {
+    if !have("python3", test) {
         return;
     }
-    let dir = tempfile::tempdir().expect("dir");
-    fs_err::create_dir_all(dir.path().join("trusted")).expect("mkdir");
-    fs_err::write(dir.path().join("trusted/ok.yaml"), CATALOG).expect("write");
-    fs_err::write(dir.path().join("evil.yaml"), evil_catalog()).expect("write");
+    // The served files are those of the context's directory.
+    let env = TestContext::new().in_repo_root();
+    env.write("trusted/ok.yaml", CATALOG);
+    env.write("evil.yaml", evil_catalog());
     let port = free_port();
-    let _server = Static(
+    let _server = Process::spawn(
         Command::new("python3")
             .args([
                 "-m",
@@ -290,20 +200,13 @@ fn issue9_f6_encoded_dot_dot_cannot_escape_a_trusted_prefix() {
                 "127.0.0.1",
                 &port.to_string(),
             ])
-            .current_dir(dir.path())
+            .current_dir(env.path())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3"),
+            .stderr(Stdio::null()),
     );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "http.server did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_for_port(("127.0.0.1", port), "http.server");
     let base = format!("http://127.0.0.1:{port}");
     let trusted = format!("{base}/trusted/*");
-    let env = TestContext::new().in_repo_root();
     // The stock server resolves the escape to /evil.yaml (the attack works against it).
     let out = env.run(
         &[],
@@ -324,30 +227,21 @@ fn issue9_f6_encoded_dot_dot_cannot_escape_a_trusted_prefix() {
             &[],
             &resource_list(&format!("{{url: \"{base}/{escape}\"}}"), &[&trusted], ""),
         );
-        assert_failed_with(&out, needle, escape);
-        assert!(
-            !stdout(&out).contains("evil-was-loaded"),
-            "{escape}: {}",
-            stdout(&out)
-        );
+        assert_refused_evil(&out, needle, escape);
     }
 }
 
 #[test]
 fn issue9_f7_oci_manifests_and_blobs_are_bounded() {
     let test = test_name!();
-    if !tool("python3", test) || !tool("prlimit", test) {
+    if !have("python3", test) {
         return;
     }
-    let registry = Hostile::start(None);
+    let registry = Server::hostile(None);
     let addr = registry.addr();
-    let cache = tempfile::tempdir().expect("cache");
-    let cache_path = cache.path().to_str().expect("utf-8");
-    let env = [
-        ("KRM_CATALOG_CACHE", cache_path),
-        ("KRM_CATALOG_HTTP_TIMEOUT", "20"),
-        ("KRM_CATALOG_HTTP_RETRIES", "0"),
-    ];
+    let pkg = bounded()
+        .with_env("KRM_CATALOG_HTTP_TIMEOUT", "20")
+        .with_env("KRM_CATALOG_HTTP_RETRIES", "0");
     let cases = [
         (
             "view",
@@ -373,7 +267,7 @@ fn issue9_f7_oci_manifests_and_blobs_are_bounded() {
     for (command, mode, needle) in cases {
         let reference = format!("oci://{addr}/{mode}/catalog:v1");
         let started = Instant::now();
-        let out = bounded(&["catalog", command, &reference], "", &root(), &env);
+        let out = pkg.run(&["catalog", command, &reference], "");
         assert_failed_with(&out, needle, &format!("catalog {command} {mode}"));
         assert!(
             started.elapsed() < Duration::from_secs(15),
@@ -387,19 +281,18 @@ fn issue9_f7_oci_manifests_and_blobs_are_bounded() {
         &[&format!("{addr}/*")],
         "",
     );
-    let out = bounded(&[], &input, &root(), &env);
+    let out = pkg.run(&[], &input);
     assert_failed_with(&out, "its descriptor declares", "function run");
     // Image digests for `catalog verify`/`lock`/verifyTags go through the same bound.
-    let dir = tempfile::tempdir().expect("dir");
-    fs_err::write(
-        dir.path().join("catalog.yaml"),
-        format!(
-            "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionCatalog\nmetadata:\n  name: acme\nspec:\n  krmFunctions:\n  - group: fn.acme.dev\n    names:\n      kind: Echo\n    versions:\n    - name: v1\n      runtime:\n        container:\n          image: {addr}/endless-manifest/fn:v1\n          sha256: {}\n",
-            "ab".repeat(32)
-        ),
-    )
-    .expect("write");
-    let out = bounded(&["catalog", "verify", "catalog.yaml"], "", dir.path(), &env);
+    pkg.write(
+        "catalog.yaml",
+        image_catalog(&[image_kind(
+            "Echo",
+            &format!("{addr}/endless-manifest/fn:v1"),
+            Some(&"ab".repeat(32)),
+        )]),
+    );
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("raise KRM_CATALOG_MAX_MANIFEST_BYTES"),
@@ -408,28 +301,28 @@ fn issue9_f7_oci_manifests_and_blobs_are_bounded() {
         stderr(&out)
     );
     // `catalog lock` asks the registry for the digest of an unpinned tag: bounded the same way.
-    let catalog = fs_err::read_to_string(dir.path().join("catalog.yaml")).expect("read");
+    let catalog = fs_err::read_to_string(pkg.path().join("catalog.yaml")).expect("read");
     let unpinned = catalog
         .lines()
         .filter(|l| !l.contains("sha256:"))
         .collect::<Vec<_>>()
         .join("\n");
-    fs_err::write(dir.path().join("catalog.yaml"), unpinned).expect("write");
-    let out = bounded(&["catalog", "lock", "catalog.yaml"], "", dir.path(), &env);
+    pkg.write("catalog.yaml", unpinned);
+    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "");
     assert_failed_with(&out, "raise KRM_CATALOG_MAX_MANIFEST_BYTES", "catalog lock");
     // Nothing that failed was cached.
     assert!(
-        !files_under(cache.path())
+        !files_under(pkg.cache())
             .iter()
-            .any(|p| p.starts_with(cache.path().join("blobs"))),
+            .any(|p| p.starts_with(pkg.cache().join("blobs"))),
         "{:?}",
-        files_under(cache.path())
+        files_under(pkg.cache())
     );
 }
 
 /// Run python3 code with arguments; it must succeed.
 fn python(code: &str, args: &[&str]) {
-    crate::util::succeed(Command::new("python3").arg("-c").arg(code).args(args));
+    succeed(Command::new("python3").arg("-c").arg(code).args(args));
 }
 
 /// A 3 MB zip whose one entry `fn` unpacks to 3 GiB of zeros: one deflate chunk repeated
@@ -480,40 +373,24 @@ with tarfile.open(sys.argv[1], "w:gz", compresslevel=9) as t:
 #[test]
 fn issue9_f10_zip_bomb_exec_archive_fails_and_leaves_nothing_in_the_cache() {
     let test = test_name!();
-    if !tool("python3", test) || !tool("openssl", test) || !tool("prlimit", test) {
+    if !have("python3", test) || !have("openssl", test) {
         return;
     }
     let tls = tls();
-    let server = Hostile::start(Some(&tls));
-    let bomb = server.root.path().join("fn.zip");
+    let server = Server::hostile(Some(&tls));
+    let bomb = server.root().join("fn.zip");
     python(ZIP_BOMB, &[bomb.to_str().expect("utf-8")]);
     let bytes = fs_err::read(&bomb).expect("read");
     assert!(bytes.len() < 4 << 20, "{} bytes", bytes.len());
-    let (os, arch) = krm_catalog::runtime::exec::this_platform();
-    let dir = tempfile::tempdir().expect("dir");
-    fs_err::write(
-        dir.path().join("catalog.yaml"),
-        format!(
-            "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionCatalog\nmetadata:\n  name: acme\nspec:\n  krmFunctions:\n  - group: fn.acme.dev\n    names:\n      kind: Echo\n    versions:\n    - name: v1\n      runtime:\n        exec:\n          platforms:\n          - bin: fn\n            os: {os}\n            arch: {arch}\n            uri: \"{}\"\n            sha256: {}\n",
-            server.url("fn.zip"),
-            sha256_hex(&bytes)
-        ),
-    )
-    .expect("write");
-    let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: demo\n  data:\n    greeting: hello\n- apiVersion: fn.acme.dev/v1\n  kind: Echo\n  metadata:\n    name: step\nfunctionConfig:\n  apiVersion: krm-catalog.dev/v1alpha1\n  kind: ResolveCatalog\n  metadata:\n    name: fns\n  spec:\n    builtin: false\n    catalogs:\n    - path: catalog.yaml\n    functions: {mode: run, allowExec: true}\n";
-    let ca = tls.ca.to_string_lossy().into_owned();
-    let cache = tempfile::tempdir().expect("cache");
-    let started = Instant::now();
-    let out = bounded(
-        &[],
-        input,
-        dir.path(),
-        &[
-            ("KRM_CATALOG_CA_FILE", ca.as_str()),
-            ("KRM_CATALOG_HTTP_TIMEOUT", "20"),
-            ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
-        ],
+    let pkg = bounded()
+        .with_ca(&tls.ca)
+        .with_env("KRM_CATALOG_HTTP_TIMEOUT", "20");
+    pkg.write(
+        "catalog.yaml",
+        exec_catalog(&server.url("fn.zip"), "fn", Some(&sha256_hex(&bytes))),
     );
+    let started = Instant::now();
+    let out = pkg.run(&[], &input("Echo", RUN_EXEC));
     assert_failed_with(
         &out,
         "fn.zip: entry \"fn\" unpacks to more than 268435456 bytes; raise KRM_CATALOG_MAX_DOWNLOAD_BYTES",
@@ -529,40 +406,37 @@ fn issue9_f10_zip_bomb_exec_archive_fails_and_leaves_nothing_in_the_cache() {
         "{:?}",
         started.elapsed()
     );
-    assert_eq!(files_under(cache.path()), Vec::<PathBuf>::new());
+    assert_eq!(files_under(pkg.cache()), Vec::<PathBuf>::new());
 }
 
 #[test]
 fn issue9_f8_tar_gz_bundle_of_200_mb_yaml_fails_fast() {
     let test = test_name!();
-    if !tool("python3", test) || !tool("openssl", test) || !tool("prlimit", test) {
+    if !have("python3", test) || !have("openssl", test) {
         return;
     }
     let tls = tls();
-    let server = Hostile::start(Some(&tls));
-    let bomb = server.root.path().join("big.tar.gz");
+    let server = Server::hostile(Some(&tls));
+    let bomb = server.root().join("big.tar.gz");
     python(TAR_BOMB, &[bomb.to_str().expect("utf-8")]);
     let size = fs_err::metadata(&bomb).expect("stat").len();
     assert!(size < 1 << 20, "{size} bytes");
     let url = server.url("big.tar.gz");
-    let ca = tls.ca.to_string_lossy().into_owned();
-    let cache = tempfile::tempdir().expect("cache");
-    let env = [
-        ("KRM_CATALOG_CA_FILE", ca.as_str()),
-        ("KRM_CATALOG_HTTP_TIMEOUT", "20"),
-        ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
-    ];
+    let pkg = bounded()
+        .with_ca(&tls.ca)
+        .with_env("KRM_CATALOG_HTTP_TIMEOUT", "20")
+        .in_repo_root();
     let needle = "entry \"services/big.yaml\" unpacks to more than 16777216 bytes; raise KRM_CATALOG_MAX_CATALOG_FILE_BYTES if this is expected";
     let started = Instant::now();
-    let input = resource_list(&format!("{{url: \"{url}\"}}"), &[&url], "");
-    let out = bounded(&[], &input, &root(), &env);
+    let input = trusted_url(&url);
+    let out = pkg.run(&[], &input);
     assert_failed_with(&out, &format!("catalog {url}: {needle}"), "function run");
     assert!(
         !stderr(&out).contains(&format!("catalog {url}: catalog {url}")),
         "the source is named twice:\n{}",
         stderr(&out)
     );
-    let out = bounded(&["catalog", "view", &url], "", &root(), &env);
+    let out = pkg.run(&["catalog", "view", &url], "");
     assert_failed_with(&out, &format!("catalog {url}: {needle}"), "catalog view");
     assert!(
         started.elapsed() < Duration::from_secs(30),
@@ -570,16 +444,10 @@ fn issue9_f8_tar_gz_bundle_of_200_mb_yaml_fails_fast() {
         started.elapsed()
     );
     // The total is bounded too, and says how to raise it.
-    let out = bounded(
+    let out = pkg.run_with(
         &["catalog", "view", &url],
         "",
-        &root(),
-        &[
-            env[0],
-            env[1],
-            env[2],
-            ("KRM_CATALOG_MAX_CATALOG_BYTES", "1000000"),
-        ],
+        &[("KRM_CATALOG_MAX_CATALOG_BYTES", "1000000")],
     );
     assert_failed_with(
         &out,
@@ -590,26 +458,22 @@ fn issue9_f8_tar_gz_bundle_of_200_mb_yaml_fails_fast() {
 
 #[test]
 fn issue9_f10_local_catalog_skips_other_files_unread_and_bounds_yaml_files() {
-    let test = test_name!();
-    if !tool("prlimit", test) {
-        return;
-    }
-    let dir = tempfile::tempdir().expect("dir");
-    fs_err::write(dir.path().join("catalog.yaml"), CATALOG).expect("write");
+    // The context's directory is the catalog.
+    let pkg = bounded().in_repo_root();
+    pkg.write("catalog.yaml", CATALOG);
     // 3 GiB that takes no disk (sparse): reading it is the regression.
-    fs_err::File::create(dir.path().join("image.bin"))
+    fs_err::File::create(pkg.path().join("image.bin"))
         .and_then(|f| f.set_len(3 << 30))
         .expect("sparse file");
-    let input = resource_list(&format!("{{path: \"{}\"}}", dir.path().display()), &[], "");
-    let out = bounded(&[], &input, &root(), &[]);
+    let input = resource_list(&format!("{{path: \"{}\"}}", pkg.path().display()), &[], "");
+    let out = pkg.run(&[], &input);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("greeting: hello"), "{}", stdout(&out));
     // A YAML file above the per-file limit: refused by its size, unread.
-    fs_err::create_dir_all(dir.path().join("services")).expect("mkdir");
-    fs_err::File::create(dir.path().join("services/huge.yaml"))
+    fs_err::File::create(pkg.mkdir("services").join("huge.yaml"))
         .and_then(|f| f.set_len(20 << 20))
         .expect("sparse file");
-    let out = bounded(&[], &input, &root(), &[]);
+    let out = pkg.run(&[], &input);
     assert_failed_with(
         &out,
         "services/huge.yaml: 20971520 bytes is more than the limit of 16777216 bytes per catalog file; raise KRM_CATALOG_MAX_CATALOG_FILE_BYTES if this is expected",
@@ -621,7 +485,8 @@ fn issue9_f10_local_catalog_skips_other_files_unread_and_bounds_yaml_files() {
 fn issue9_sha256_pins_are_checked_when_read() {
     // ConfigMap form: at parse time, pointing at the entry.
     let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: fn\n  data:\n    catalogs: https://example.invalid/c.yaml#sha256=\n    trusted-catalogs: https://example.invalid/*\n";
-    let out = crate::util::run(&[], input, &root());
+    let repo = TestContext::new().in_repo_root();
+    let out = repo.run(&[], input);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("data.catalogs[0]: \"\" after #sha256= is not a sha256 digest"),
@@ -635,7 +500,7 @@ fn issue9_sha256_pins_are_checked_when_read() {
         &["https://example.invalid/*"],
         "",
     );
-    let out = crate::util::run(&[], &input, &root());
+    let out = repo.run(&[], &input);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(
         stderr(&out).contains(&format!(
@@ -647,7 +512,7 @@ fn issue9_sha256_pins_are_checked_when_read() {
     // Command line: refused before any request (the host does not even resolve).
     for pin in ["", "xyz", &"A".repeat(64)] {
         let reference = format!("https://example.invalid/c.yaml#sha256={pin}");
-        let out = crate::util::run(&["catalog", "pull", &reference], "", &root());
+        let out = repo.run(&["catalog", "pull", &reference], "");
         assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
         assert!(
             stderr(&out).contains(&format!(
@@ -662,13 +527,13 @@ fn issue9_sha256_pins_are_checked_when_read() {
 #[test]
 fn issue9_stale_temp_files_in_the_cache_are_cleaned() {
     let test = test_name!();
-    if !tool("python3", test) {
+    if !have("python3", test) {
         return;
     }
-    let server = Hostile::start(None);
+    let server = Server::hostile(None);
     server.put("catalog.yaml", CATALOG.as_bytes());
-    let cache = tempfile::tempdir().expect("cache");
-    let tmp = cache.path().join("tmp");
+    let pkg = TestContext::new().in_repo_root();
+    let tmp = pkg.cache().join("tmp");
     fs_err::create_dir_all(&tmp).expect("mkdir");
     // What a writer killed an hour ago left behind.
     let stale = tmp.join("4242.deadbeef.1");
@@ -678,12 +543,7 @@ fn issue9_stale_temp_files_in_the_cache_are_cleaned() {
         .open(&stale)
         .and_then(|f| f.set_modified(std::time::SystemTime::now() - Duration::from_secs(3600)))
         .expect("mtime");
-    let out = crate::util::run_env(
-        &["catalog", "pull", &server.url("catalog.yaml")],
-        "",
-        &root(),
-        &[("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8"))],
-    );
+    let out = pkg.run(&["catalog", "pull", &server.url("catalog.yaml")], "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         !stale.exists(),
@@ -698,10 +558,10 @@ fn issue9_stale_temp_files_in_the_cache_are_cleaned() {
 #[test]
 fn issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused() {
     let test = test_name!();
-    if !tool("python3", test) || !tool("prlimit", test) {
+    if !have("python3", test) {
         return;
     }
-    let registry = Hostile::start(None);
+    let registry = Server::hostile(None);
     let addr = registry.addr();
     let evil = evil_catalog();
     let blob = format!("sha256:{}", sha256_hex(evil.as_bytes()));
@@ -710,7 +570,7 @@ fn issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused() {
         evil.len()
     );
     for dir in ["registry/cat/manifests", "registry/cat/blobs"] {
-        fs_err::create_dir_all(registry.root.path().join(dir)).expect("mkdir");
+        fs_err::create_dir_all(registry.root().join(dir)).expect("mkdir");
     }
     registry.put("registry/cat/manifests/v1", manifest.as_bytes());
     registry.put(&format!("registry/cat/blobs/{blob}"), evil.as_bytes());
@@ -719,12 +579,9 @@ fn issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused() {
         &format!("registry/cat/manifests/sha256:{manifest_digest}"),
         manifest.as_bytes(),
     );
-    let cache = tempfile::tempdir().expect("cache");
-    let env = [
-        ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
-        ("KRM_CATALOG_HTTP_TIMEOUT", "5"),
-        ("KRM_CATALOG_HTTP_RETRIES", "0"),
-    ];
+    let pkg = bounded()
+        .with_env("KRM_CATALOG_HTTP_RETRIES", "0")
+        .in_repo_root();
     let needle = format!(
         "refused the redirect to http://localhost:{}/v2/files/cat/manifests/v1: a manifest by tag is read only from its registry {addr}",
         registry.port
@@ -734,21 +591,16 @@ fn issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused() {
         &[&format!("{addr}/*")],
         "",
     );
-    let out = bounded(&[], &input, &root(), &env);
-    assert_failed_with(&out, &needle, "function run");
+    let out = pkg.run(&[], &input);
+    assert_refused_evil(&out, &needle, "function run");
     assert!(
         stdout(&out).contains("kind: ResourceList"),
         "{}",
         stdout(&out)
     );
-    assert!(
-        !stdout(&out).contains("evil-was-loaded"),
-        "{}",
-        stdout(&out)
-    );
     for command in ["view", "pull"] {
         let reference = format!("oci://{addr}/to-localhost/cat:v1");
-        let out = bounded(&["catalog", command, &reference], "", &root(), &env);
+        let out = pkg.run(&["catalog", command, &reference], "");
         assert_failed_with(&out, &needle, &format!("catalog {command}"));
     }
     // Pinned by digest: the bytes prove the manifest, the redirect may be followed.
@@ -757,9 +609,8 @@ fn issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused() {
         &[&format!("{addr}/*")],
         "",
     );
-    let out = bounded(&[], &input, &root(), &env);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+    let out = pkg.run(&[], &input);
+    assert_loaded_evil(&out);
 }
 
 /// `catalog view` and `catalog pull` have no trust list, so they follow a redirect to any
@@ -768,51 +619,38 @@ fn issue9_f5_oci_manifest_by_tag_redirected_to_another_host_is_refused() {
 #[test]
 fn issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run() {
     let test = test_name!();
-    if !tool("python3", test) || !tool("prlimit", test) {
+    if !have("python3", test) {
         return;
     }
-    let server = Hostile::start(None);
+    let server = Server::hostile(None);
     server.put("evil.yaml", evil_catalog().as_bytes());
     // Same server, another host name: trusted as 127.0.0.1, not as localhost.
     let hop = format!("http://localhost:{}/evil.yaml", server.port);
     let url = server.url(&format!("redirect/301?to={hop}"));
     let trusted = server.url("*");
     for command in ["view", "pull"] {
-        let cache = tempfile::tempdir().expect("cache");
-        let env = [
-            ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
-            ("KRM_CATALOG_HTTP_TIMEOUT", "5"),
-            ("KRM_CATALOG_HTTP_RETRIES", "0"),
-        ];
-        let out = bounded(&["catalog", command, &url], "", &root(), &env);
+        let pkg = bounded()
+            .with_env("KRM_CATALOG_HTTP_RETRIES", "0")
+            .in_repo_root();
+        let out = pkg.run(&["catalog", command, &url], "");
         assert!(out.status.success(), "catalog {command}: {}", stderr(&out));
         let input = resource_list(&format!("{{url: \"{url}\"}}"), &[&trusted], "");
-        let out = bounded(&[], &input, &root(), &env);
-        assert_failed_with(
+        let out = pkg.run(&[], &input);
+        assert_refused_evil(
             &out,
             &format!("refused the redirect to {hop}: not trusted"),
             &format!("run after catalog {command}"),
-        );
-        assert!(
-            !stdout(&out).contains("evil-was-loaded"),
-            "{}",
-            stdout(&out)
         );
         let offline = resource_list(
             &format!("{{url: \"{url}\"}}"),
             &[&trusted],
             "    offline: true\n",
         );
-        let out = bounded(&[], &offline, &root(), &env);
-        assert_failed_with(
+        let out = pkg.run(&[], &offline);
+        assert_refused_evil(
             &out,
             &format!("came through the redirect to {hop}, which is not trusted"),
             &format!("offline run after catalog {command}"),
-        );
-        assert!(
-            !stdout(&out).contains("evil-was-loaded"),
-            "{}",
-            stdout(&out)
         );
         // Trusting the hop makes the copy usable, offline too.
         let offline = resource_list(
@@ -820,9 +658,8 @@ fn issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run() 
             &[&trusted, &format!("http://localhost:{}/*", server.port)],
             "    offline: true\n",
         );
-        let out = bounded(&[], &offline, &root(), &env);
-        assert!(out.status.success(), "{}", stderr(&out));
-        assert!(stdout(&out).contains("evil-was-loaded"), "{}", stdout(&out));
+        let out = pkg.run(&[], &offline);
+        assert_loaded_evil(&out);
     }
 }
 
@@ -832,19 +669,17 @@ fn issue9_f5_a_copy_viewed_through_an_untrusted_redirect_is_not_used_by_a_run() 
 #[test]
 fn issue9_f7_a_trickling_body_fails_at_the_time_limit_and_says_which() {
     let test = test_name!();
-    if !tool("python3", test) || !tool("prlimit", test) {
+    if !have("python3", test) {
         return;
     }
-    let server = Hostile::start(None);
+    let server = Server::hostile(None);
     let url = server.url("slow/catalog.yaml");
-    let cache = tempfile::tempdir().expect("cache");
-    let env = [
-        ("KRM_CATALOG_CACHE", cache.path().to_str().expect("utf-8")),
-        ("KRM_CATALOG_HTTP_TIMEOUT", "2"),
-        ("KRM_CATALOG_HTTP_RETRIES", "0"),
-    ];
+    let pkg = bounded()
+        .with_env("KRM_CATALOG_HTTP_TIMEOUT", "2")
+        .with_env("KRM_CATALOG_HTTP_RETRIES", "0")
+        .in_repo_root();
     let started = Instant::now();
-    let out = bounded(&["catalog", "view", &url], "", &root(), &env);
+    let out = pkg.run(&["catalog", "view", &url], "");
     assert_failed_with(
         &out,
         "the body was still arriving when the time limit ran out",

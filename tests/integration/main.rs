@@ -13,4 +13,5 @@ mod limits;
 mod orchestrators;
 mod remote;
 mod runtimes;
+mod servers;
 mod util;

@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
+use std::process::Output;
 
-use crate::util::{bin, have, test_name};
+use crate::util::{TestContext, bin, have, stderr, stdout, test_name};
 
 const SERVICES: &str = "\
 # The services of the hub cluster.
@@ -64,20 +64,28 @@ fn snapshot(dir: &Path) -> BTreeMap<String, String> {
     out
 }
 
-fn package() -> tempfile::TempDir {
-    let dir = tempfile::tempdir().expect("tempdir");
-    fs_err::create_dir_all(dir.path().join("clusters/hub")).expect("mkdir");
-    fs_err::write(dir.path().join("clusters/hub/services.yaml"), SERVICES).expect("write");
-    fs_err::write(dir.path().join("unrelated.yaml"), UNRELATED).expect("write");
-    dir
+fn package() -> TestContext {
+    let pkg = TestContext::new();
+    pkg.write("clusters/hub/services.yaml", SERVICES);
+    pkg.write("unrelated.yaml", UNRELATED);
+    pkg
 }
 
-fn kpt(args: &[&str], cwd: &Path) -> std::process::Output {
-    Command::new("kpt")
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("run kpt")
+/// kpt in the package, with the context's environment for the function it runs.
+fn kpt(pkg: &TestContext, args: &[&str]) -> Output {
+    pkg.command("kpt").args(args).output().expect("run kpt")
+}
+
+/// `kpt fn eval --exec` with the binary under test on the package, with `fn_args` after `--`.
+fn eval_exec(pkg: &TestContext, fn_args: &[&str]) -> Output {
+    let exe = bin();
+    let exe = exe.to_string_lossy();
+    let mut argv = vec!["fn", "eval", "--exec", &exe, "."];
+    if !fn_args.is_empty() {
+        argv.push("--");
+        argv.extend_from_slice(fn_args);
+    }
+    kpt(pkg, &argv)
 }
 
 #[test]
@@ -86,23 +94,13 @@ fn kpt_fn_eval_exec_writes_generated_files_beside_the_source() {
         return;
     }
     let pkg = package();
-    let exe = bin();
-    let exe = exe.to_string_lossy();
-    let out = kpt(
-        &[
-            "fn",
-            "eval",
-            "--exec",
-            &exe,
-            ".",
-            "--",
-            "cluster-type=hub",
-            "cluster.name=hub-1",
-        ],
-        pkg.path(),
+    let hub = ["cluster-type=hub", "cluster.name=hub-1"];
+    let out = eval_exec(&pkg, &hub);
+    assert!(
+        out.status.success(),
+        "kpt fn eval failed:\n{}",
+        stderr(&out)
     );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "kpt fn eval failed:\n{stderr}");
 
     let files = snapshot(pkg.path());
     let generated = files
@@ -145,23 +143,11 @@ fn kpt_fn_eval_exec_writes_generated_files_beside_the_source() {
     }
 
     // A second run changes no file.
-    let out = kpt(
-        &[
-            "fn",
-            "eval",
-            "--exec",
-            &exe,
-            ".",
-            "--",
-            "cluster-type=hub",
-            "cluster.name=hub-1",
-        ],
-        pkg.path(),
-    );
+    let out = eval_exec(&pkg, &hub);
     assert!(
         out.status.success(),
         "second kpt fn eval failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        stderr(&out)
     );
     assert_eq!(
         snapshot(pkg.path()),
@@ -176,23 +162,14 @@ fn kpt_fn_eval_fails_on_error_results() {
         return;
     }
     let pkg = package();
-    fs_err::write(
-        pkg.path().join("clusters/hub/services.yaml"),
+    pkg.write(
+        "clusters/hub/services.yaml",
         SERVICES.replace("cert-manager:", "cert-manger:"),
-    )
-    .expect("write");
+    );
     let before = snapshot(pkg.path());
-    let exe = bin();
-    let out = kpt(
-        &["fn", "eval", "--exec", &exe.to_string_lossy(), "."],
-        pkg.path(),
-    );
+    let out = eval_exec(&pkg, &[]);
     assert!(!out.status.success());
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = format!("{}{}", stdout(&out), stderr(&out));
     assert!(
         text.contains("unknown service \"cert-manger\" (did you mean \"cert-manager\"?)"),
         "{text}"
@@ -215,12 +192,12 @@ fn kpt_fn_render_runs_the_function_from_a_kptfile_pipeline() {
         "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: hub\npipeline:\n  mutators:\n  - exec: {}\n    configMap:\n      cluster-type: spoke\n      cluster.name: edge-1\n",
         exe.to_string_lossy()
     );
-    fs_err::write(pkg.path().join("Kptfile"), &kptfile).expect("write Kptfile");
-    let out = kpt(&["fn", "render", "--allow-exec", "."], pkg.path());
+    pkg.write("Kptfile", &kptfile);
+    let out = kpt(&pkg, &["fn", "render", "--allow-exec", "."]);
     assert!(
         out.status.success(),
         "kpt fn render failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
+        stderr(&out)
     );
     let files = snapshot(pkg.path());
     let generated = &files["clusters/hub/platform.cert-manager.yaml"];
@@ -235,7 +212,7 @@ fn kpt_fn_render_runs_the_function_from_a_kptfile_pipeline() {
     );
     assert_eq!(files["unrelated.yaml"], UNRELATED);
     assert_eq!(files["Kptfile"], kptfile, "the Kptfile must stay as it was");
-    let out = kpt(&["fn", "render", "--allow-exec", "."], pkg.path());
+    let out = kpt(&pkg, &["fn", "render", "--allow-exec", "."]);
     assert!(out.status.success());
     assert_eq!(
         snapshot(pkg.path()),

@@ -4,15 +4,15 @@
 //! Tests print `SKIPPED …` when python3, openssl, docker-registry or skopeo are missing
 //! (`.ci/run` installs them).
 
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use krm_catalog::remote::archive;
 use krm_catalog::verify::sha256_hex;
 
-use crate::util::{TestContext, root, run_env, stderr, stdout, succeed, test_name};
+use crate::container::DOCKER_RUN;
+use crate::servers::{Registry, Server, Tls, tls};
+use crate::util::{TestContext, feed, have, root, skipped, stderr, stdout, succeed, test_name};
 
 pub(crate) const CATALOG: &str = "\
 apiVersion: kubara.io/v1alpha1
@@ -56,176 +56,6 @@ spec:
 const BUNDLE_TEMPLATE: &str =
     "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ instance.name }}-from-bundle\n";
 
-pub(crate) fn tool(name: &str, test: &str) -> bool {
-    let ok = Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {name}"))
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        crate::util::skipped(
-            test,
-            &format!("`{name}` is not installed (.ci/run installs it)"),
-        );
-    }
-    ok
-}
-
-pub(crate) fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
-
-/// A test CA and a server certificate for 127.0.0.1 and localhost.
-pub(crate) struct Tls {
-    _dir: tempfile::TempDir,
-    pub(crate) ca: PathBuf,
-    pub(crate) cert: PathBuf,
-    pub(crate) key: PathBuf,
-}
-
-pub(crate) fn tls() -> Tls {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let d = dir.path();
-    let sh = format!(
-        "set -e; cd {}; \
-         openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=krm-catalog-test-ca 2>/dev/null; \
-         openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1 2>/dev/null; \
-         printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\\n' > ext; \
-         openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile ext 2>/dev/null",
-        d.display()
-    );
-    let status = Command::new("sh")
-        .arg("-c")
-        .arg(sh)
-        .status()
-        .expect("openssl");
-    assert!(status.success(), "creating the test CA failed");
-    Tls {
-        ca: d.join("ca.pem"),
-        cert: d.join("server.pem"),
-        key: d.join("server.key"),
-        _dir: dir,
-    }
-}
-
-/// `tests/support/catalog_server.py` on a random port.
-pub(crate) struct Server {
-    child: Child,
-    port: u16,
-    scheme: &'static str,
-    log: PathBuf,
-    root: tempfile::TempDir,
-}
-
-impl Server {
-    pub(crate) fn start(tls: Option<&Tls>, proxy: Option<(&str, usize)>) -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let log = dir.path().join("requests.log");
-        fs_err::write(&log, "").expect("log");
-        let mut cmd = Command::new("python3");
-        cmd.arg(root().join("tests/support/catalog_server.py"))
-            .arg(dir.path())
-            .arg(&log);
-        if let Some(t) = tls {
-            cmd.arg("--cert").arg(&t.cert).arg("--key").arg(&t.key);
-        }
-        if let Some((p, failures)) = proxy {
-            cmd.arg("--proxy")
-                .arg(p)
-                .arg("--fail-manifests")
-                .arg(failures.to_string());
-        }
-        let mut child = cmd
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("python3");
-        let mut line = String::new();
-        {
-            use std::io::BufRead as _;
-            let out = child.stdout.take().expect("stdout");
-            std::io::BufReader::new(out)
-                .read_line(&mut line)
-                .expect("port");
-        }
-        let port = line.trim().parse().expect("port number");
-        Self {
-            child,
-            port,
-            scheme: if tls.is_some() { "https" } else { "http" },
-            log,
-            root: dir,
-        }
-    }
-
-    pub(crate) fn put(&self, name: &str, bytes: &[u8]) {
-        fs_err::write(self.root.path().join(name), bytes).expect("write");
-    }
-
-    pub(crate) fn url(&self, path: &str) -> String {
-        format!("{}://127.0.0.1:{}/{path}", self.scheme, self.port)
-    }
-
-    pub(crate) fn requests(&self) -> usize {
-        fs_err::read_to_string(&self.log).map_or(0, |t| t.lines().count())
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Debian's docker-registry on a random port with a temp store.
-pub(crate) struct Registry {
-    child: Child,
-    pub(crate) addr: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Registry {
-    pub(crate) fn start() -> Self {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let addr = format!("127.0.0.1:{}", free_port());
-        let config = dir.path().join("config.yml");
-        fs_err::write(
-            &config,
-            format!("version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n    rootdirectory: {}\nhttp:\n  addr: {addr}\n", dir.path().join("store").display()),
-        )
-        .expect("config");
-        let child = Command::new("docker-registry")
-            .arg("serve")
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("docker-registry");
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(&addr).is_err() {
-            assert!(Instant::now() < deadline, "docker-registry did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Self {
-            child,
-            addr,
-            _dir: dir,
-        }
-    }
-}
-
-impl Drop for Registry {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Package a catalog file with `scripts/oci-layout` (what the README documents) and push it
 /// with skopeo; returns the manifest digest. `title` decides the layer type (`.tar.gz`: bundle).
 fn push(registry: &str, repo_tag: &str, layer: &[u8], title: &str) -> String {
@@ -257,8 +87,15 @@ pub(crate) fn resource_list(catalog: &str, trusted: &[&str], extra: &str) -> Str
     )
 }
 
-fn https_setup(test: &str) -> Option<(Tls, Server)> {
-    if !tool("python3", test) || !tool("openssl", test) {
+/// [`resource_list`] for the catalog at `url`, trusted by exactly that URL.
+pub(crate) fn trusted_url(url: &str) -> String {
+    resource_list(&format!("{{url: \"{url}\"}}"), &[url], "")
+}
+
+/// The catalog server over HTTPS with the test catalogs, and a context in the repository root
+/// that trusts its CA (which lives as long as the returned `Tls`).
+fn https_setup(test: &str) -> Option<(Tls, Server, TestContext)> {
+    if !have("python3", test) || !have("openssl", test) {
         return None;
     }
     let tls = tls();
@@ -275,7 +112,8 @@ fn https_setup(test: &str) -> Option<(Tls, Server)> {
         ]),
     );
     server.put("escape.tar.gz", &escaping_bundle());
-    Some((tls, server))
+    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
+    Some((tls, server, env))
 }
 
 fn escaping_bundle() -> Vec<u8> {
@@ -294,10 +132,9 @@ fn escaping_bundle() -> Vec<u8> {
 
 #[test]
 fn https_file_pinned_then_offline_from_the_warm_cache_with_zero_requests() {
-    let Some((tls, server)) = https_setup(test_name!()) else {
+    let Some((_tls, server, env)) = https_setup(test_name!()) else {
         return;
     };
-    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let url = server.url("catalog.yaml");
     let pin = sha256_hex(CATALOG.as_bytes());
     let input = resource_list(
@@ -334,10 +171,9 @@ fn https_file_pinned_then_offline_from_the_warm_cache_with_zero_requests() {
 
 #[test]
 fn https_bundle_and_unpinned_urls() {
-    let Some((tls, server)) = https_setup(test_name!()) else {
+    let Some((_tls, server, env)) = https_setup(test_name!()) else {
         return;
     };
-    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let url = server.url("bundle.tar.gz");
     let out = env.run(
         &[],
@@ -353,10 +189,9 @@ fn https_bundle_and_unpinned_urls() {
 
 #[test]
 fn https_errors_are_clear() {
-    let Some((tls, server)) = https_setup(test_name!()) else {
+    let Some((_tls, server, env)) = https_setup(test_name!()) else {
         return;
     };
-    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let cases: Vec<(String, Vec<String>, &str)> = vec![
         (
             format!("{{url: \"{}\"}}", server.url("catalog.yaml")),
@@ -416,22 +251,18 @@ fn https_errors_are_clear() {
 
 #[test]
 fn https_5xx_is_retried_and_a_hanging_server_times_out() {
-    let Some((tls, server)) = https_setup(test_name!()) else {
+    let Some((_tls, server, env)) = https_setup(test_name!()) else {
         return;
     };
-    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let url = server.url("fail/2/retry/catalog.yaml");
-    let out = env.run(
-        &[],
-        &resource_list(&format!("{{url: \"{url}\"}}"), &[&url], ""),
-    );
+    let out = env.run(&[], &trusted_url(&url));
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(server.requests(), 3, "two 503s, then the file");
     // More failures than retries: the error says it gave up and what to do.
     let url = server.url("fail/9/exhaust/catalog.yaml");
     let out = env.run_with(
         &[],
-        &resource_list(&format!("{{url: \"{url}\"}}"), &[&url], ""),
+        &trusted_url(&url),
         &[("KRM_CATALOG_HTTP_RETRIES", "1")],
     );
     assert_eq!(out.status.code(), Some(1));
@@ -444,7 +275,7 @@ fn https_5xx_is_retried_and_a_hanging_server_times_out() {
     let started = Instant::now();
     let out = env.run_with(
         &[],
-        &resource_list(&format!("{{url: \"{url}\"}}"), &[&url], ""),
+        &trusted_url(&url),
         &[
             ("KRM_CATALOG_HTTP_TIMEOUT", "1"),
             ("KRM_CATALOG_HTTP_RETRIES", "0"),
@@ -496,10 +327,7 @@ fn a_network_less_run_fails_fast_and_says_how_to_prepare_a_cache() {
     // Port 1 on loopback refuses connections at once, as a container without network does.
     let url = "https://127.0.0.1:1/catalog.yaml";
     let started = Instant::now();
-    let out = env.run(
-        &[],
-        &resource_list(&format!("{{url: \"{url}\"}}"), &[url], ""),
-    );
+    let out = env.run(&[], &trusted_url(url));
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
     assert!(
@@ -517,7 +345,7 @@ fn a_network_less_run_fails_fast_and_says_how_to_prepare_a_cache() {
 #[test]
 fn oci_artifacts_by_tag_and_by_digest() {
     let test = test_name!();
-    if !tool("docker-registry", test) || !tool("skopeo", test) {
+    if !have("docker-registry", test) || !have("skopeo", test) {
         return;
     }
     let registry = Registry::start();
@@ -581,15 +409,11 @@ fn oci_artifacts_by_tag_and_by_digest() {
         "{}",
         stderr(&out)
     );
-    // Pull for offline use, then resolve offline with the registry gone.
-    let cache = tempfile::tempdir().expect("cache");
+    // Pull for offline use (into a cache of its own), then resolve offline with the registry
+    // gone.
+    let pulled = TestContext::new().in_repo_root();
     let tag = format!("oci://{}/catalogs/team:v1", registry.addr);
-    let out = run_env(
-        &["catalog", "pull", &tag],
-        "",
-        &root(),
-        &[("KRM_CATALOG_CACHE", &cache.path().to_string_lossy())],
-    );
+    let out = pulled.run(&["catalog", "pull", &tag], "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).starts_with(&format!("pulled {tag}")),
@@ -606,19 +430,14 @@ fn oci_artifacts_by_tag_and_by_digest() {
         "    builtin: false\n",
         "    builtin: false\n    offline: true\n",
     );
-    let out = run_env(
-        &[],
-        &input,
-        &root(),
-        &[("KRM_CATALOG_CACHE", &cache.path().to_string_lossy())],
-    );
+    let out = pulled.run(&[], &input);
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
 #[test]
 fn oci_registry_5xx_is_retried() {
     let test = test_name!();
-    if !tool("docker-registry", test) || !tool("skopeo", test) || !tool("python3", test) {
+    if !have("docker-registry", test) || !have("skopeo", test) || !have("python3", test) {
         return;
     }
     let registry = Registry::start();
@@ -642,7 +461,7 @@ fn oci_registry_5xx_is_retried() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("greeting: hello"), "{}", stdout(&out));
-    let log = fs_err::read_to_string(&proxy.log).unwrap_or_default();
+    let log = proxy.log();
     assert!(
         log.lines().filter(|l| l.contains("/manifests/")).count() >= 3,
         "two 503s, then the manifest:\n{log}"
@@ -651,29 +470,23 @@ fn oci_registry_5xx_is_retried() {
 
 #[test]
 fn resolution_order_builtin_local_remote_inline() {
-    let Some((tls, server)) = https_setup(test_name!()) else {
+    let Some((_tls, server, env)) = https_setup(test_name!()) else {
         return;
     };
-    let env = TestContext::new().with_ca(&tls.ca).in_repo_root();
     let url = server.url("catalog.yaml");
     // A local catalog and a remote one both define remote-app: an error naming both...
-    let local = tempfile::tempdir().expect("local");
-    fs_err::create_dir_all(local.path().join("services")).expect("mkdir");
-    fs_err::write(
-        local.path().join("services/remote-app.yaml"),
-        BUNDLE_SERVICE,
-    )
-    .expect("write");
+    env.write("local/services/remote-app.yaml", BUNDLE_SERVICE);
+    let local = env.path().join("local");
     let catalogs = format!(
         "{{path: \"{}\"}}\n    - {{url: \"{url}\"}}",
-        local.path().display()
+        local.display()
     );
     let out = env.run(&[], &resource_list(&catalogs, &[&url], ""));
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains(&format!(
             "service definition \"remote-app\" already exists in catalog {}",
-            local.path().display()
+            local.display()
         )),
         "{}",
         stderr(&out)
@@ -708,13 +521,13 @@ fn resolution_order_builtin_local_remote_inline() {
 fn network_less_container_uses_a_mounted_cache() {
     let test = test_name!();
     let Ok(image) = std::env::var("KRM_CATALOG_IMAGE") else {
-        crate::util::skipped(
+        skipped(
             test,
             "KRM_CATALOG_IMAGE is not set (scripts/test builds the image)",
         );
         return;
     };
-    if !tool("docker", test) || !tool("python3", test) {
+    if !have("docker", test) || !have("python3", test) {
         return;
     }
     let server = Server::start(None, None);
@@ -728,36 +541,13 @@ fn network_less_container_uses_a_mounted_cache() {
     );
     let docker = |cache: Option<&std::path::Path>| {
         let mut cmd = Command::new("docker");
-        cmd.args([
-            "run",
-            "--rm",
-            "-i",
-            "--network",
-            "none",
-            "--user",
-            "nobody",
-            "--read-only",
-        ]);
+        cmd.args(DOCKER_RUN);
         if let Some(c) = cache {
             cmd.arg("-v")
                 .arg(format!("{}:/cache:ro", c.display()))
                 .args(["-e", "KRM_CATALOG_CACHE=/cache"]);
         }
-        cmd.arg(&image)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = cmd.spawn().expect("docker");
-        {
-            use std::io::Write as _;
-            child
-                .stdin
-                .take()
-                .expect("stdin")
-                .write_all(input.as_bytes())
-                .expect("stdin");
-        }
-        child.wait_with_output().expect("docker")
+        feed(cmd.arg(&image), &input, &[])
     };
     let started = Instant::now();
     let out = docker(None);
@@ -773,21 +563,16 @@ fn network_less_container_uses_a_mounted_cache() {
         stderr(&out)
     );
 
-    let cache = tempfile::tempdir().expect("cache");
-    let pulled = run_env(
-        &["catalog", "pull", &format!("{url}#sha256={pin}")],
-        "",
-        &root(),
-        &[("KRM_CATALOG_CACHE", &cache.path().to_string_lossy())],
-    );
+    let pulling = TestContext::new().in_repo_root();
+    let pulled = pulling.run(&["catalog", "pull", &format!("{url}#sha256={pin}")], "");
     assert!(pulled.status.success(), "{}", stderr(&pulled));
     // The container runs as nobody: the mounted cache must be readable by it.
     let _ = Command::new("chmod")
         .arg("-R")
         .arg("a+rX")
-        .arg(cache.path())
+        .arg(pulling.cache())
         .status();
-    let out = docker(Some(cache.path()));
+    let out = docker(Some(pulling.cache()));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("greeting: hello"), "{}", stdout(&out));
 }

@@ -13,8 +13,8 @@ use std::process::{Command, Output, Stdio};
 use krm_catalog::remote::archive;
 use krm_catalog::verify::sha256_hex;
 
-use crate::remote::{Registry, Server, Tls, tls, tool};
-use crate::util::{TestContext, bin, root, stderr, stdout, succeed, test_name};
+use crate::servers::{Registry, Server, Tls, tls};
+use crate::util::{TestContext, have, root, skipped, stderr, stdout, succeed, test_name};
 
 /// An echo function that changes one value and reports one result, so a test sees that its
 /// output replaced the items and that its results were merged.
@@ -94,7 +94,7 @@ functionConfig:
 pub(crate) const RUN_EXEC: &str = "{mode: run, allowExec: true}";
 
 fn https(case: &str) -> Option<(Tls, Server)> {
-    if !tool("python3", case) || !tool("openssl", case) {
+    if !have("python3", case) || !have("openssl", case) {
         return None;
     }
     let tls = tls();
@@ -428,7 +428,7 @@ fn push_image(layout: &Path, target: &str) {
     );
 }
 
-fn image_kind(kind: &str, image: &str, sha256: Option<&str>) -> String {
+pub(crate) fn image_kind(kind: &str, image: &str, sha256: Option<&str>) -> String {
     let pin = sha256.map_or(String::new(), |s| {
         format!("\n          sha256: {}", s.trim_start_matches("sha256:"))
     });
@@ -445,7 +445,7 @@ fn image_kind(kind: &str, image: &str, sha256: Option<&str>) -> String {
     )
 }
 
-fn image_catalog(kinds: &[String]) -> String {
+pub(crate) fn image_catalog(kinds: &[String]) -> String {
     format!(
         "apiVersion: config.kubernetes.io/v1alpha1
 kind: KRMFunctionCatalog
@@ -459,7 +459,7 @@ spec:
 }
 
 fn registry(case: &str) -> Option<Registry> {
-    (tool("docker-registry", case) && tool("skopeo", case)).then(Registry::start)
+    (have("docker-registry", case) && have("skopeo", case)).then(Registry::start)
 }
 
 #[test]
@@ -668,12 +668,12 @@ fn function_image(case: &str, reg: &Registry) -> Option<String> {
         .status()
         .is_ok_and(|s| s.success());
     if !docker {
-        crate::util::skipped(case, "no Docker engine runs on this machine");
+        skipped(case, "no Docker engine runs on this machine");
         return None;
     }
     let static_bin = root().join("dist/set_labels");
     if !static_bin.is_file() {
-        crate::util::skipped(
+        skipped(
             case,
             "dist/set_labels is missing (.ci/image builds it; scripts/test runs .ci/image)",
         );
@@ -741,8 +741,7 @@ fn container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt() {
     assert!(out.status.success(), "{}", stdout(&out));
 
     // Run mode: through the engine, network off, as nobody, no new privileges.
-    let tools = tempfile::tempdir().expect("tempdir");
-    let (path, log) = logging_docker(tools.path());
+    let (path, log) = logging_docker(&pkg.mkdir("tools"));
     let out = pkg.run_with(&[], &input("SetLabels", "{mode: run}"), &[("PATH", &path)]);
     let text = stdout(&out);
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
@@ -790,47 +789,40 @@ fn container_runtimes_run_through_docker_and_pin_for_kustomize_and_kpt() {
     );
     let step_yaml = krm_catalog::yaml::emit(&clean);
 
-    if tool("kubectl", case) {
-        let k = tempfile::tempdir().expect("tempdir");
-        fs_err::write(
-            k.path().join("cm.yaml"),
+    if have("kubectl", case) {
+        pkg.write(
+            "kustomize/cm.yaml",
             "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  greeting: hello\n",
-        )
-        .expect("cm");
-        fs_err::write(k.path().join("labels.yaml"), &step_yaml).expect("step");
-        fs_err::write(
-            k.path().join("kustomization.yaml"),
-            "resources: [cm.yaml]\ntransformers: [labels.yaml]\n",
-        )
-        .expect("kustomization");
-        let text = succeed(
-            Command::new("kubectl")
-                .args(["kustomize", "--enable-alpha-plugins"])
-                .arg(k.path()),
         );
+        pkg.write("kustomize/labels.yaml", &step_yaml);
+        pkg.write(
+            "kustomize/kustomization.yaml",
+            "resources: [cm.yaml]\ntransformers: [labels.yaml]\n",
+        );
+        let text = succeed(pkg.command("kubectl").args([
+            "kustomize",
+            "--enable-alpha-plugins",
+            "kustomize",
+        ]));
         assert!(text.contains("team: platform"), "{text}");
     }
     // …and what kpt runs from the same pinned reference with the item as its config.
-    if tool("kpt", case) {
-        let p = tempfile::tempdir().expect("tempdir");
-        fs_err::write(p.path().join("cm.yaml"), "# kept\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  greeting: hello\n").expect("cm");
-        let fn_config = tempfile::NamedTempFile::new().expect("tmp");
-        fs_err::write(fn_config.path(), &step_yaml).expect("fn config");
-        succeed(
-            Command::new("kpt")
-                .args([
-                    "fn",
-                    "eval",
-                    "--image-pull-policy",
-                    "never",
-                    "--image",
-                    &pinned,
-                    "--fn-config",
-                ])
-                .arg(fn_config.path())
-                .arg(p.path()),
-        );
-        let cm = fs_err::read_to_string(p.path().join("cm.yaml")).expect("cm");
+    if have("kpt", case) {
+        // The function config stays outside the package kpt evaluates.
+        let cm = pkg.write("kpt/cm.yaml", "# kept\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  greeting: hello\n");
+        pkg.write("kpt-fn-config.yaml", &step_yaml);
+        succeed(pkg.command("kpt").args([
+            "fn",
+            "eval",
+            "--image-pull-policy",
+            "never",
+            "--image",
+            &pinned,
+            "--fn-config",
+            "kpt-fn-config.yaml",
+            "kpt",
+        ]));
+        let cm = fs_err::read_to_string(cm).expect("cm");
         assert!(
             cm.contains("team: platform") && cm.starts_with("# kept"),
             "{cm}"
@@ -851,7 +843,10 @@ fn parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written
     big.extend(std::iter::repeat_n(b'#', 256 * 1024));
     big.push(b'\n');
     server.put("echo-fn", &big);
-    let pkg = TestContext::new().with_ca(&tls.ca);
+    // The slow download takes two seconds; leave room for a loaded CI machine.
+    let pkg = TestContext::new()
+        .with_ca(&tls.ca)
+        .with_env("KRM_CATALOG_HTTP_TIMEOUT", "60");
     pkg.write(
         "catalog.yaml",
         exec_catalog(
@@ -862,28 +857,8 @@ fn parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written
         .as_bytes(),
     );
     let input = input("Echo", RUN_EXEC);
-    // The slow download takes two seconds; leave room for a loaded CI machine.
-    let mut env = pkg.env();
-    env.push(("KRM_CATALOG_HTTP_TIMEOUT".into(), "60".into()));
-    let spawn = || {
-        let mut child = Command::new(bin())
-            .current_dir(pkg.path())
-            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("stdin");
-        child
-    };
-    let mut victim = spawn();
-    let children: Vec<_> = (0..8).map(|_| spawn()).collect();
+    let mut victim = pkg.start(&[], &input);
+    let children: Vec<_> = (0..8).map(|_| pkg.start(&[], &input)).collect();
     // Kill the first one while every download is under way (each takes two seconds).
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     while server.requests() < 9 {
@@ -894,15 +869,10 @@ fn parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     std::thread::sleep(std::time::Duration::from_millis(300));
-    assert!(
-        victim.try_wait().expect("try_wait").is_none(),
-        "it finished before the kill"
-    );
-    victim.kill().expect("kill");
-    let _ = victim.wait();
+    assert!(victim.is_running(), "it finished before the kill");
+    victim.kill();
     for child in children {
-        let out = child.wait_with_output().expect("wait");
-        assert_ran(&out);
+        assert_ran(&child.wait());
     }
     // Every cache file is complete: blobs and binaries re-hash to their names, and no
     // temporary file is left behind.
@@ -1010,12 +980,12 @@ fn the_documented_runtime_walkthrough() {
     );
     fs_err::create_dir_all(pkg.path().join("pinned")).expect("mkdir");
     fs_err::write(pkg.path().join("pinned/labels.yaml"), stdout(&out)).expect("write");
-    if tool("kubectl", case) {
-        let built = succeed(
-            Command::new("kubectl")
-                .args(["kustomize", "--enable-alpha-plugins"])
-                .arg(pkg.path()),
-        );
+    if have("kubectl", case) {
+        let built =
+            succeed(
+                pkg.command("kubectl")
+                    .args(["kustomize", "--enable-alpha-plugins", "."]),
+            );
         assert!(
             built.contains("team: payments") && built.contains("name: payments-settings"),
             "{built}"
@@ -1069,8 +1039,7 @@ fn run_mode_without_a_container_engine_suggests_pin_mode() {
         "catalog.yaml",
         image_catalog(&[image_kind("Echo", "ghcr.io/acme/echo:v1", Some(digest))]).as_bytes(),
     );
-    let empty = tempfile::tempdir().expect("tempdir");
-    let path = empty.path().to_string_lossy().into_owned();
+    let path = pkg.mkdir("empty").to_string_lossy().into_owned();
     for engine in ["docker", "podman"] {
         let out = pkg.run_with(
             &[],
@@ -1105,8 +1074,7 @@ fn an_image_and_binaries_side_by_side_pick_by_mode_and_permission() {
     // Run mode with exec allowed: the binary.
     assert_ran(&pkg.run(&[], &input("Echo", RUN_EXEC)));
     // Run mode without it: the image, through a container engine (none here).
-    let empty = tempfile::tempdir().expect("tempdir");
-    let path = empty.path().to_string_lossy().into_owned();
+    let path = pkg.mkdir("empty").to_string_lossy().into_owned();
     let out = pkg.run_with(&[], &input("Echo", "{mode: run}"), &[("PATH", &path)]);
     assert_error(&out, "no container engine: `docker` is not installed");
 }

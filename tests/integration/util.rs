@@ -1,9 +1,11 @@
 //! Helpers shared by the integration tests.
 
+use std::ffi::OsStr;
 use std::fmt::Write as _;
-use std::io::Write as _;
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The binary under test.
 pub fn bin() -> PathBuf {
@@ -15,12 +17,7 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Run the binary with args and stdin in a directory.
-pub fn run(args: &[&str], stdin: &str, cwd: &Path) -> Output {
-    run_env(args, stdin, cwd, &[])
-}
-
-/// Run the binary with args, stdin and extra environment.
+/// Run the binary with args, stdin and extra environment in `cwd` (outside a [`TestContext`]).
 pub fn run_env(args: &[&str], stdin: &str, cwd: &Path, env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(bin());
     cmd.args(args).current_dir(cwd);
@@ -30,22 +27,94 @@ pub fn run_env(args: &[&str], stdin: &str, cwd: &Path, env: &[(&str, &str)]) -> 
 /// Spawn `cmd` with piped stdio, without `RUST_LOG` and with `env` added, write `stdin` on a
 /// thread (a child that never reads cannot block the test) and wait for its output.
 pub fn feed(cmd: &mut Command, stdin: &str, env: &[(&str, &str)]) -> Output {
-    cmd.env_remove("RUST_LOG")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().expect("spawn");
-    let mut pipe = child.stdin.take().expect("stdin");
-    let input = stdin.to_owned();
-    let writer = std::thread::spawn(move || {
-        let _ = pipe.write_all(input.as_bytes());
-    });
-    let out = child.wait_with_output().expect("wait");
-    let _ = writer.join();
-    out
+    Running::start(cmd, stdin, None).wait()
+}
+
+/// A started process whose stdin is written on a thread; see [`feed`] and [`TestContext::start`].
+pub struct Running {
+    child: Child,
+    writer: std::thread::JoinHandle<()>,
+    what: String,
+    deadline: Option<(Instant, Duration)>,
+}
+
+impl Running {
+    /// Spawn `cmd` with piped stdio and without `RUST_LOG`, and write `stdin` on a thread. With a
+    /// `deadline`, [`Running::wait`] kills a run that takes longer and fails the test (a walk
+    /// that loops must not hang the suite).
+    fn start(cmd: &mut Command, stdin: &str, deadline: Option<Duration>) -> Self {
+        cmd.env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+        let mut pipe = child.stdin.take().expect("stdin");
+        let input = stdin.to_owned();
+        let writer = std::thread::spawn(move || {
+            let _ = pipe.write_all(input.as_bytes());
+        });
+        Self {
+            what: format!("{cmd:?}"),
+            child,
+            writer,
+            deadline: deadline.map(|d| (Instant::now(), d)),
+        }
+    }
+
+    /// Whether the process still runs.
+    pub fn is_running(&mut self) -> bool {
+        self.child.try_wait().expect("try_wait").is_none()
+    }
+
+    /// Kill the process and reap it.
+    pub fn kill(mut self) {
+        self.child.kill().expect("kill");
+        let _ = self.child.wait();
+        let _ = self.writer.join();
+    }
+
+    /// Wait for the process (killed at its deadline, if it has one) and return its output.
+    pub fn wait(mut self) -> Output {
+        let Some((started, limit)) = self.deadline else {
+            let out = self.child.wait_with_output().expect("wait");
+            let _ = self.writer.join();
+            return out;
+        };
+        // Read both pipes on threads while polling, so a chatty run cannot block on a full pipe.
+        let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut bytes = Vec::new();
+                if let Some(mut pipe) = pipe {
+                    let _ = pipe.read_to_end(&mut bytes);
+                }
+                bytes
+            })
+        };
+        let stdout = drain(self.child.stdout.take().map(|p| Box::new(p) as _));
+        let stderr = drain(self.child.stderr.take().map(|p| Box::new(p) as _));
+        let status = loop {
+            if let Some(status) = self.child.try_wait().expect("try_wait") {
+                break status;
+            }
+            if started.elapsed() > limit {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("{} did not finish in {limit:?}", self.what);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let _ = self.writer.join();
+        Output {
+            status,
+            stdout: stdout.join().expect("stdout"),
+            stderr: stderr.join().expect("stderr"),
+        }
+    }
 }
 
 /// Run an external tool that must succeed; returns its stdout. A failure shows the command
@@ -74,14 +143,10 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// Whether an external tool is on PATH; prints a visible skip line when it is not.
+/// Whether an external tool is on PATH; prints a visible skip line for `test` when it is not.
 pub fn have(tool: &str, test: &str) -> bool {
-    let found = Command::new(tool)
-        .arg("version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok();
+    let found = std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(tool).is_file()));
     if !found {
         skipped(test, &format!("`{tool}` is not installed on this machine"));
     }
@@ -147,12 +212,15 @@ pub(crate) use test_name;
 
 /// One test's world (the uv way): a temporary working directory, a private cache, and the
 /// environment every run of the binary gets. Files are written into the working directory;
-/// `run` starts the binary there with the context's environment.
+/// `run` starts the binary there (or in the directory `in_dir` names) with the context's
+/// environment, under the context's address-space limit and deadline when it has them.
 pub struct TestContext {
     dir: tempfile::TempDir,
     cache: tempfile::TempDir,
     cwd: Option<PathBuf>,
     env: Vec<(String, String)>,
+    address_space: Option<u64>,
+    deadline: Option<Duration>,
 }
 
 impl TestContext {
@@ -173,6 +241,8 @@ impl TestContext {
             cache,
             cwd: None,
             env,
+            address_space: None,
+            deadline: None,
         }
     }
 
@@ -193,8 +263,29 @@ impl TestContext {
     /// Run in the repository root instead of the temporary directory (for inputs that name
     /// files of the repository by relative path).
     #[must_use]
-    pub fn in_repo_root(mut self) -> Self {
-        self.cwd = Some(root());
+    pub fn in_repo_root(self) -> Self {
+        self.in_dir(root())
+    }
+
+    /// Run in `dir`: a path relative to the temporary directory, or an absolute one.
+    #[must_use]
+    pub fn in_dir(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cwd = Some(self.path().join(dir));
+        self
+    }
+
+    /// Run the binary under an address-space limit of `bytes` (`ulimit -v`), so a run that
+    /// would take unbounded memory fails the test instead of taking the machine down.
+    #[must_use]
+    pub fn with_address_space(mut self, bytes: u64) -> Self {
+        self.address_space = Some(bytes);
+        self
+    }
+
+    /// Kill a run that takes longer than `limit` and fail the test (for runs that could loop).
+    #[must_use]
+    pub fn with_deadline(mut self, limit: Duration) -> Self {
+        self.deadline = Some(limit);
         self
     }
 
@@ -208,16 +299,31 @@ impl TestContext {
         self.cache.path()
     }
 
-    /// Write `bytes` to `name` in the working directory; returns the full path.
-    pub fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+    /// Write `bytes` to `name` (relative to the temporary directory; missing parent
+    /// directories are created); returns the full path.
+    pub fn write(&self, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
         let path = self.path().join(name);
+        if let Some(parent) = path.parent() {
+            fs_err::create_dir_all(parent).expect("mkdir");
+        }
         fs_err::write(&path, bytes).expect("write");
         path
     }
 
-    /// The environment every run gets, for starting other commands (kpt, a shell) the same way.
-    pub fn env(&self) -> Vec<(String, String)> {
-        self.env.clone()
+    /// Create the directory `name` (relative to the temporary directory); returns its path.
+    pub fn mkdir(&self, name: &str) -> PathBuf {
+        let path = self.path().join(name);
+        fs_err::create_dir_all(&path).expect("mkdir");
+        path
+    }
+
+    /// Another program (kpt, kubectl, docker) in the working directory with the context's
+    /// environment, so a binary it starts sees the same world.
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(self.cwd.as_deref().unwrap_or(self.path()))
+            .envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd
     }
 
     /// Run the binary with args and stdin.
@@ -227,13 +333,28 @@ impl TestContext {
 
     /// Run the binary with args, stdin, and extra environment for this run only.
     pub fn run_with(&self, args: &[&str], stdin: &str, extra: &[(&str, &str)]) -> Output {
-        let mut all: Vec<(&str, &str)> = self
-            .env
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect();
-        all.extend_from_slice(extra);
-        let cwd = self.cwd.as_deref().unwrap_or(self.dir.path());
-        run_env(args, stdin, cwd, &all)
+        self.start_with(args, stdin, extra).wait()
+    }
+
+    /// Start the binary with args and stdin; the caller waits for it (or kills it).
+    pub fn start(&self, args: &[&str], stdin: &str) -> Running {
+        self.start_with(args, stdin, &[])
+    }
+
+    fn start_with(&self, args: &[&str], stdin: &str, extra: &[(&str, &str)]) -> Running {
+        let mut cmd = match self.address_space {
+            // `ulimit -v` counts KiB; `exec` leaves the binary alone under the limit.
+            Some(bytes) => {
+                let mut cmd = self.command("/bin/sh");
+                cmd.arg("-c")
+                    .arg(format!("ulimit -v {} && exec \"$@\"", bytes / 1024))
+                    .arg("sh")
+                    .arg(bin());
+                cmd
+            }
+            None => self.command(bin()),
+        };
+        cmd.args(args).envs(extra.iter().copied());
+        Running::start(&mut cmd, stdin, self.deadline)
     }
 }
