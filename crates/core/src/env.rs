@@ -93,12 +93,12 @@ pub fn max_input_bytes() -> usize {
 
 /// [`TEMPLATE_MAX_BYTES`].
 pub fn template_max_bytes() -> usize {
-    number(TEMPLATE_MAX_BYTES).unwrap_or(crate::render::TEMPLATE_MAX_BYTES)
+    number(TEMPLATE_MAX_BYTES).unwrap_or(crate::template::TEMPLATE_MAX_BYTES)
 }
 
 /// [`TEMPLATE_TIMEOUT`].
 pub fn template_timeout() -> Duration {
-    Duration::from_secs(number(TEMPLATE_TIMEOUT).unwrap_or(crate::render::TEMPLATE_TIMEOUT_SECS))
+    Duration::from_secs(number(TEMPLATE_TIMEOUT).unwrap_or(crate::template::TEMPLATE_TIMEOUT_SECS))
 }
 
 /// [`FUNCTION_TIMEOUT`].
