@@ -198,3 +198,45 @@ pub fn context(
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::catalog::{Bundle, Origin};
+    use crate::service::Schemas;
+
+    const DEFINITION: &str = "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: demo\nspec:\n  chartPath: demo\n  status: enabled\n  configSchema:\n    type: object\n";
+    const TEMPLATE: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ service.id }}\n";
+
+    /// The run's caches are built once and reused: one environment per bundle however many
+    /// services render from it, one compiled schema per service however many instances.
+    #[test]
+    fn issue10_caches_are_built_once_per_bundle_and_per_service() {
+        let files = vec![
+            ("services/demo.yaml".to_owned(), DEFINITION.as_bytes()),
+            ("templates/app.yaml.j2".to_owned(), TEMPLATE.as_bytes()),
+        ];
+        let (catalog, errors) = Catalog::merge(
+            vec![Bundle::from_files(Origin::Path("test".into()), &files)],
+            false,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let renderer = Renderer::new(&catalog);
+        let first = renderer.environment(0).map(std::ptr::from_ref);
+        assert!(first.is_some());
+        assert_eq!(first, renderer.environment(0).map(std::ptr::from_ref));
+        assert!(renderer.environment(1).is_none());
+        let service = &catalog.services()[0];
+        let generated = renderer
+            .render(service, &json!({"service": {"id": "demo"}}))
+            .expect("renders");
+        assert_eq!(generated[0].object["metadata"]["name"], "demo");
+
+        let schemas = Schemas::new();
+        let schema = schemas.get(&service.definition);
+        assert!(schema.is_ok());
+        assert!(Arc::ptr_eq(&schema, &schemas.get(&service.definition)));
+    }
+}
