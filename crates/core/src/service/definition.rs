@@ -4,6 +4,10 @@
 //! kubara see the same words. Unlike kubara we also reject unknown fields (a typo such as
 //! `chartpath` is named, not turned into "missing spec.chartPath") and check `configSchema`
 //! when the catalog loads instead of at first use.
+//!
+//! A definition also implies the schema of its instances ([`instance_json_schema`],
+//! [`instance_structural`]): data, which the catalog's editor schemas show and
+//! `instance::Schemas` compiles.
 
 use serde_json::{Map, Value, json};
 

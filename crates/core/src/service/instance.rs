@@ -2,10 +2,10 @@
 //! taken through status defaulting, structural defaulting of `config` and validation against
 //! the kubara instance schema, in that order (SPEC §5).
 
-use serde_json::{Map, Value, json};
-
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+
+use serde_json::{Map, Value, json};
 
 use super::definition::{ServiceDefinition, Status, instance_json_schema, instance_structural};
 use crate::schema::defaulting;
