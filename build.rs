@@ -3,7 +3,7 @@
 //! broken built-in catalog (bad schema, bad template, a service that does not render with its
 //! defaults) fails `cargo build` with the file and schema path, instead of failing users.
 
-use krm_catalog_core::{catalog, render, service};
+use krm_catalog_core::{catalog, lint, render, service};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -62,7 +62,11 @@ impl Chosen {
 
 fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Chosen>) {
     use service::definition::{Status, example_value, must_choose};
-    let lint = catalog::lint(merged, &serde_json::Map::new());
+    // One renderer and one schema cache for lint and the renders below: each bundle's
+    // environment and each service's schema is compiled once.
+    let renderer = render::Renderer::new(merged);
+    let schemas = service::Schemas::new();
+    let lint = lint::lint(&renderer, &schemas, &serde_json::Map::new());
     let mut chosen = Vec::new();
     let statuses = merged
         .services()
@@ -94,7 +98,8 @@ fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Ch
             Some(config) => {
                 let raw = serde_json::json!({"status": "enabled", "config": config});
                 match service::instance::prepare(
-                    s,
+                    &schemas,
+                    &s.definition,
                     &raw,
                     "",
                     service::instance::UnknownFields::Strict,
@@ -116,7 +121,7 @@ fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Ch
                             statuses: &statuses,
                         };
                         let context = render::context(merged, s, &prepared, &scope);
-                        render::render(merged, s, &context).err().map(|errors| {
+                        renderer.render(s, &context).err().map(|errors| {
                             format!(
                                 "{id}: rendering with the examples of its required values: {}",
                                 errors

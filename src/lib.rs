@@ -28,7 +28,9 @@ pub mod remote;
 #[doc(hidden)]
 pub mod runtime;
 
-pub use krm_catalog_core::{catalog, catalog_ref, config, render, schema, service, verify, yaml};
+pub use krm_catalog_core::{
+    catalog, catalog_ref, config, lint, render, schema, service, template, verify, yaml,
+};
 // The core crate's helpers, under the same paths as in the core crate itself.
 pub(crate) use krm_catalog_core::{env, gvk, strict, suggest};
 

@@ -480,9 +480,14 @@ fn catalog_lint(
         // Rendering a catalog that did not load cleanly would only repeat its errors.
         if !problems.iter().any(|e| !e.warning) {
             let linted = bundle_label.as_str();
-            problems.extend(catalog::lint_only(&catalog, &cluster_values, |l| {
-                !lend_only || l == linted
-            }));
+            let renderer = crate::render::Renderer::new(&catalog);
+            let schemas = crate::service::Schemas::new();
+            problems.extend(crate::lint::lint_only(
+                &renderer,
+                &schemas,
+                &cluster_values,
+                |l| !lend_only || l == linted,
+            ));
         }
         for e in &mut problems {
             failed |= !e.warning;

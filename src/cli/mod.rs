@@ -18,6 +18,7 @@ use crate::catalog_ref::CatalogRef;
 use crate::config::{self, CatalogEntry, Settings};
 use crate::logger::Level;
 use crate::pipeline::{self, RunContext};
+use crate::remote::LazyRemote;
 use crate::resource_list;
 use crate::results::{Results, Severity};
 
@@ -260,7 +261,9 @@ fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
         settings.builtin = false;
     }
     settings.catalog_overwrite |= args.catalog_overwrite;
-    let (catalog, errors) = pipeline::load_catalogs(&settings, &[], &RunContext::default());
+    let remote = LazyRemote::new(settings.offline);
+    let (catalog, errors) =
+        pipeline::load_catalogs(&settings, &[], &RunContext::default(), &remote);
     let mut failed = false;
     for (e, _) in errors {
         let level = if e.warning { Level::Warn } else { Level::Error };

@@ -9,7 +9,7 @@ use super::output::GENERATED_FROM;
 use crate::catalog::{Bundle, Catalog, CatalogError};
 use crate::catalog_ref::CatalogRef;
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
-use crate::remote::Remote;
+use crate::remote::LazyRemote;
 use crate::resource_list;
 use crate::results::{KrmResult, Results, Severity};
 use crate::service::definition::SERVICES_GROUP;
@@ -24,6 +24,7 @@ pub(super) fn load(
     verbatim: Option<&resource_list::Verbatim>,
     config_ref: Option<&Value>,
     ctx: &RunContext,
+    remote: &LazyRemote,
     results: &mut Results,
 ) -> Option<Catalog> {
     // Items read by `resource_list::read_owned` are skeletons: read the bodies of those the
@@ -42,7 +43,7 @@ pub(super) fn load(
         })
         .collect();
     let (catalog, mut catalog_errors) = if catalogs_needed(fc, items, &inline) {
-        load_catalogs(&fc.settings, &inline, ctx)
+        load_catalogs(&fc.settings, &inline, ctx, remote)
     } else {
         (Catalog::default(), Vec::new())
     };
@@ -77,11 +78,13 @@ pub(super) fn load(
 }
 
 /// Load the catalogs a run resolves through, in resolution order. Errors are catalog errors;
-/// the catalog is still usable for what loaded.
+/// the catalog is still usable for what loaded. Remote catalogs are fetched through `remote`
+/// (made on the first one).
 pub fn load_catalogs(
     settings: &Settings,
     inline: &[(usize, &Value)],
     ctx: &RunContext,
+    remote: &LazyRemote,
 ) -> (Catalog, Vec<(CatalogError, Option<String>)>) {
     let mut bundles = Vec::new();
     let mut errors: Vec<(CatalogError, Option<String>)> = Vec::new();
@@ -90,7 +93,6 @@ pub fn load_catalogs(
     }
     // Catalogs baked into the image (environment) come right after the built-in one.
     let env_catalogs = config::env_catalogs();
-    let mut remote: Option<Remote> = None;
     let mut pattern_fields: Vec<(String, String)> = Vec::new();
     for entry in env_catalogs.iter().chain(&settings.catalogs) {
         let mut bundle = match &entry.source {
@@ -104,9 +106,9 @@ pub fn load_catalogs(
                 }
                 bundle
             }
-            CatalogRef::Url { .. } | CatalogRef::Oci(_) => remote
-                .get_or_insert_with(|| Remote::new(settings.offline))
-                .load(&entry.source, &settings.trusted_catalogs),
+            CatalogRef::Url { .. } | CatalogRef::Oci(_) => {
+                remote.get().load(&entry.source, &settings.trusted_catalogs)
+            }
         };
         if entry.standard_pattern.is_some() {
             bundle.standard_pattern.clone_from(&entry.standard_pattern);

@@ -10,11 +10,11 @@ use super::input::{gvk_of, problem_result};
 use super::output::{Provenance, drop_duplicates, generated_path, invalid_names, stamp};
 use crate::catalog::{Catalog, Kind, Service};
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
-use crate::render::{self, Scope};
+use crate::render::{self, Renderer, Scope};
 use crate::resource_list;
 use crate::results::{KrmResult, Results, Severity};
 use crate::service::definition::{self, Status};
-use crate::service::{instance, legacy};
+use crate::service::{Schemas, instance, legacy};
 use crate::strict::{Problem, Reader, join};
 use crate::suggest;
 
@@ -30,18 +30,22 @@ pub(super) struct Expansion {
 
 /// Expand the sources in input order, then the function config when it is a `ServiceSet` or
 /// service object not among the items; warn about catalogs whose services rendered nothing;
-/// keep one object per identity.
+/// keep one object per identity. `renderer` and `schemas` are the run's caches for its catalog.
 pub(super) fn expand(
     items: &[Value],
     classified: &Classified,
-    catalog: &Catalog,
+    renderer: &Renderer<'_>,
+    schemas: &Schemas,
     fc: &FunctionConfig,
     config_ref: Option<&Value>,
     results: &mut Results,
 ) -> Expansion {
+    let catalog = renderer.catalog();
     let config_identity = config_ref.map(resource_list::identity);
     let mut expander = Expander {
         catalog,
+        renderer,
+        schemas,
         settings: &fc.settings,
         results,
         paths: HashMap::new(),
@@ -166,8 +170,11 @@ fn where_to_set(
         .collect()
 }
 
-struct Expander<'a> {
+struct Expander<'a, 'c> {
     catalog: &'a Catalog,
+    /// The run's template environments and instance schemas (built on first use, kept).
+    renderer: &'a Renderer<'c>,
+    schemas: &'a Schemas,
     settings: &'a Settings,
     results: &'a mut Results,
     /// Generated file paths already used, with the source that used them.
@@ -204,7 +211,7 @@ struct ItemScope {
     cluster: Value,
 }
 
-impl Expander<'_> {
+impl Expander<'_, '_> {
     fn push_problems(
         &mut self,
         item: &Value,
@@ -405,7 +412,8 @@ impl Expander<'_> {
             return Vec::new();
         }
         let unknown = self.settings.unknown_fields;
-        let prepared = match instance::prepare(service, &Value::Object(rest), "spec", unknown) {
+        let raw = Value::Object(rest);
+        let prepared = match instance::prepare(self.schemas, def, &raw, "spec", unknown) {
             Ok(p) => {
                 self.push_problems(item, p.warnings.clone(), Severity::Warning);
                 p
@@ -558,7 +566,8 @@ impl Expander<'_> {
                 .cloned()
                 .unwrap_or_else(|| Value::Object(Map::new()));
             let unknown = self.settings.unknown_fields;
-            match instance::prepare(service, &raw, &join("spec.services", id), unknown) {
+            let field = join("spec.services", id);
+            match instance::prepare(self.schemas, &service.definition, &raw, &field, unknown) {
                 Ok(p) => {
                     self.push_problems(item, p.warnings.clone(), Severity::Warning);
                     statuses.insert(id.clone(), p.status);
@@ -566,8 +575,7 @@ impl Expander<'_> {
                 }
                 Err(rejected) => {
                     self.push_problems(item, rejected.warnings, Severity::Warning);
-                    let base = join("spec.services", id);
-                    let problems = where_to_set(item, service, &base, rejected.errors);
+                    let problems = where_to_set(item, service, &field, rejected.errors);
                     self.push_problems(item, problems, Severity::Error);
                     failed = true;
                 }
@@ -601,7 +609,7 @@ impl Expander<'_> {
         field: &str,
     ) -> Vec<Value> {
         let context = render::context(self.catalog, service, prepared, scope);
-        let generated = match render::render(self.catalog, service, &context) {
+        let generated = match self.renderer.render(service, &context) {
             Ok(g) => g,
             Err(errors) => {
                 for e in errors {

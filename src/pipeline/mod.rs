@@ -19,8 +19,11 @@ mod runtimes;
 use serde_json::Value;
 
 use crate::config;
+use crate::remote::LazyRemote;
+use crate::render::Renderer;
 use crate::resource_list::{self, ResourceList, Verbatim};
 use crate::results::{Results, Severity};
+use crate::service::Schemas;
 
 pub use catalogs::load_catalogs;
 pub use input::RunContext;
@@ -52,12 +55,16 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
         // A broken config must not reach for catalogs (or the network) it may not mean.
         return untouched(items, function_config, verbatim, results);
     }
+    // What the run makes on first need and its stages share: one remote (catalogs, runtimes),
+    // one template environment per bundle and one instance schema per service (expand).
+    let remote = LazyRemote::new(fc.settings.offline);
     let Some(catalog) = catalogs::load(
         &fc,
         &mut items,
         verbatim.as_ref(),
         config_ref,
         ctx,
+        &remote,
         &mut results,
     ) else {
         // Expanding against a broken catalog would only add misleading errors (unknown
@@ -73,9 +80,25 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
         config_identity.as_deref(),
         &mut results,
     );
-    let (verified, runtime_results) =
-        runtimes::verify(&items, &classified.roles, &catalog, &fc.settings, ctx);
-    let expansion = expand::expand(&items, &classified, &catalog, &fc, config_ref, &mut results);
+    let (verified, runtime_results) = runtimes::verify(
+        &items,
+        &classified.roles,
+        &catalog,
+        &fc.settings,
+        ctx,
+        &remote,
+    );
+    let renderer = Renderer::new(&catalog);
+    let schemas = Schemas::new();
+    let expansion = expand::expand(
+        &items,
+        &classified,
+        &renderer,
+        &schemas,
+        &fc,
+        config_ref,
+        &mut results,
+    );
     results.extend(runtime_results.iter().cloned());
     let expanded = expansion.expanded_sources.len();
     let out = assemble::assemble(

@@ -10,21 +10,22 @@ use super::input::RunContext;
 use crate::catalog::{Catalog, Origin};
 use crate::config::Settings;
 use crate::functions::{self, Step};
-use crate::remote::Remote;
+use crate::remote::LazyRemote;
 use crate::results::Results;
 
 /// The step of each function-backed item, by its index (a map, not one slot per item: most
 /// items are not function-backed, and memory per item counts with many small items). Their
 /// results come apart: the run reports them after expansion's, where they have always been.
+/// `remote` is the run's: the first function-backed item makes it, if the catalogs have not.
 pub(super) fn verify(
     items: &[Value],
     roles: &[Role],
     catalog: &Catalog,
     settings: &Settings,
     ctx: &RunContext,
+    remote: &LazyRemote,
 ) -> (HashMap<usize, Step>, Results) {
     let mut results = Results::default();
-    let mut remote: Option<Remote> = None;
     let steps = items
         .iter()
         .zip(roles)
@@ -33,7 +34,6 @@ pub(super) fn verify(
             let Role::Function(runtime, bundle) = role else {
                 return None;
             };
-            let remote = remote.get_or_insert_with(|| Remote::new(settings.offline));
             Some((
                 i,
                 functions::prepare(
@@ -45,7 +45,7 @@ pub(super) fn verify(
                         .get(*bundle)
                         .map_or(&Origin::Inline, |b| &b.origin),
                     settings,
-                    remote,
+                    remote.get(),
                     &ctx.cwd,
                     &mut results,
                 ),

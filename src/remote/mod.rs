@@ -517,6 +517,29 @@ impl Remote {
     }
 }
 
+/// The [`Remote`] of one run or command, made on first need: every stage that fetches (catalogs,
+/// runtimes) borrows the same one, so a run sets up at most one cache and one network client
+/// (one tokio runtime), and a run that fetches nothing (the hot path) sets up none.
+pub struct LazyRemote {
+    offline: bool,
+    remote: OnceCell<Remote>,
+}
+
+impl LazyRemote {
+    /// Nothing is made until [`LazyRemote::get`].
+    pub fn new(offline: bool) -> Self {
+        Self {
+            offline,
+            remote: OnceCell::new(),
+        }
+    }
+
+    /// The remote, made on the first call.
+    pub fn get(&self) -> &Remote {
+        self.remote.get_or_init(|| Remote::new(self.offline))
+    }
+}
+
 fn origin_of(source: &CatalogRef) -> Origin {
     match source {
         CatalogRef::Url { url, .. } => Origin::Url(url.clone()),

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use krm_catalog::catalog::{Bundle, Catalog, Origin};
 use krm_catalog::schema::defaulting;
 use krm_catalog::schema::{self, ConfigSchema};
+use krm_catalog::service::Schemas;
 use krm_catalog::service::instance::{self, UnknownFields};
 use krm_catalog::yaml;
 use serde_json::{Value, json};
@@ -240,7 +241,8 @@ fn issue8_every_corpus_example_is_admitted_and_its_spec_is_a_valid_config() {
         let catalog = service_catalog(v);
         let service = &catalog.services()[0];
         let instance = instance::prepare(
-            service,
+            &Schemas::new(),
+            &service.definition,
             &json!({"config": obj["spec"]}),
             "spec",
             UnknownFields::Strict,

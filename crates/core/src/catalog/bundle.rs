@@ -477,7 +477,7 @@ impl Loader {
         let Some(text) = self.text(name, bytes) else {
             return;
         };
-        if let Err(e) = crate::render::check_syntax(name, text) {
+        if let Err(e) = crate::template::check_syntax(name, text) {
             self.error(Some(name), item, "", e.to_string());
             return;
         }
@@ -511,7 +511,7 @@ impl Loader {
             if doc.value.is_null() {
                 continue;
             }
-            match crate::render::check_krm_object(&doc.value) {
+            match crate::template::check_krm_object(&doc.value) {
                 Ok(()) => objects.push(doc.value),
                 Err(msg) => self.error(
                     Some(name),

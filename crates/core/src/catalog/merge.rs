@@ -1,7 +1,6 @@
 //! The merged catalog a run resolves through.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::OnceLock;
 
 use super::bundle::{Bundle, FunctionEntry, Origin, StaticFile};
 use super::kep::Runtime;
@@ -44,8 +43,6 @@ pub struct Service {
     pub file: Option<String>,
     /// Input item it was read from (inline catalogs).
     pub item: Option<usize>,
-    /// Compiled instance schema, built on first use.
-    pub(crate) instance_schema: OnceLock<Result<crate::service::instance::InstanceSchema, String>>,
 }
 
 /// What a group/version/kind resolves to.
@@ -99,8 +96,6 @@ pub struct Catalog {
     /// a service sees only its own catalog's chart files, so a borrowed pattern includes the
     /// borrower's `_values.yaml.j2`, never a same-named chart's of the lender.
     holders: BTreeMap<String, BTreeSet<usize>>,
-    /// One template environment per bundle: its standard pattern and its chart files.
-    pub(crate) environments: Vec<OnceLock<minijinja::Environment<'static>>>,
 }
 
 impl Catalog {
@@ -161,7 +156,6 @@ impl Catalog {
                         bundle: index,
                         file: entry.file,
                         item: entry.item,
-                        instance_schema: OnceLock::new(),
                     },
                 );
             }
@@ -229,9 +223,6 @@ impl Catalog {
             });
         }
         catalog.resolve_patterns(&requests, &mut errors);
-        catalog.environments = (0..catalog.bundles.len())
-            .map(|_| OnceLock::new())
-            .collect();
         catalog
             .groups
             .entry(SERVICES_GROUP.to_owned())

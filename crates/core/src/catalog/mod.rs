@@ -7,12 +7,10 @@
 
 mod bundle;
 pub mod kep;
-mod lint;
 mod merge;
 pub mod schema;
 
 pub use bundle::{Bundle, DefinitionEntry, FunctionEntry, Origin, StaticFile};
-pub use lint::{lint, lint_only};
 pub use merge::{BundleInfo, Catalog, Kind, Service, TemplateRef};
 
 use std::fmt;

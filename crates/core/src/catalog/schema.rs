@@ -4,8 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Catalog, Service};
-use crate::service::definition::{SERVICES_GROUP, SERVICES_VERSION};
-use crate::service::instance::instance_json_schema;
+use crate::service::definition::{SERVICES_GROUP, SERVICES_VERSION, instance_json_schema};
 
 const DRAFT: &str = "http://json-schema.org/draft-07/schema#";
 

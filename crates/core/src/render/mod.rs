@@ -1,164 +1,17 @@
-//! Rendering services into manifests with minijinja.
-//!
-//! Templates run sandboxed: no loader (only catalog templates can be included), strict
-//! undefined (a typo fails instead of printing nothing), no auto-escaping (output is YAML, not
-//! HTML), bounded by fuel, by a memory budget and a time limit per render (our minijinja
-//! patch, `vendor/minijinja/PATCHES.md`: strings, lists and output are charged as they are
-//! created), and by output size. Output is parsed as YAML and every document must be a KRM
-//! object; errors name the template and line.
+//! Rendering services into manifests: a [`Renderer`] holds one catalog's template environments
+//! for a run (one per bundle, built on first use) and renders a service's outputs with the
+//! context [`context`] builds. The sandbox itself (limits, helpers, checks) is `crate::template`.
 
-pub mod helpers;
+use std::sync::OnceLock;
 
-use std::fmt;
-
+use minijinja::Environment;
 use minijinja::value::Serde;
-use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{Catalog, Service, TemplateRef};
 use crate::service::Instance;
 use crate::service::definition::Status;
-
-/// Instructions one template render may execute.
-pub const FUEL: u64 = 5_000_000;
-/// Largest output one template render may produce.
-pub const MAX_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
-/// The budget of one template render: bytes it may allocate for strings, lists and output,
-/// counted as they are created (a string built by doubling counts every step), and seconds it
-/// may take (`KRM_CATALOG_TEMPLATE_MAX_BYTES`, `KRM_CATALOG_TEMPLATE_TIMEOUT`: [`crate::env`]).
-pub fn limits() -> minijinja::budget::Limits {
-    static LIMITS: std::sync::OnceLock<minijinja::budget::Limits> = std::sync::OnceLock::new();
-    *LIMITS.get_or_init(|| minijinja::budget::Limits {
-        max_bytes: crate::env::template_max_bytes(),
-        // No single value is useful beyond what one render may output.
-        max_value_bytes: MAX_OUTPUT_BYTES,
-        max_output_bytes: MAX_OUTPUT_BYTES,
-        max_duration: Some(crate::env::template_timeout()),
-    })
-}
-
-/// A template that failed, with where.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct RenderError {
-    /// Template name (path inside its catalog).
-    pub template: String,
-    /// 1-based line in the template (or in its output, for output errors).
-    pub line: Option<usize>,
-    /// What went wrong.
-    pub message: String,
-}
-
-impl fmt::Display for RenderError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.line {
-            Some(line) => write!(f, "template {}:{line}: {}", self.template, self.message),
-            None => write!(f, "template {}: {}", self.template, self.message),
-        }
-    }
-}
-
-impl RenderError {
-    fn from_minijinja(template: &str, err: &minijinja::Error) -> Self {
-        // Errors raised inside an included template carry that template's name and line.
-        let name = err.name().unwrap_or(template).to_owned();
-        let detail = err.detail().unwrap_or("");
-        let mut message = if err.kind() == minijinja::ErrorKind::OutOfFuel {
-            format!(
-                "template ran out of fuel: it executed more than {FUEL} instructions (an endless or far too large loop)"
-            )
-        } else if minijinja::budget::output_exceeded() {
-            format!("output is more than the limit of {MAX_OUTPUT_BYTES} bytes")
-        } else if detail.contains("memory budget") || minijinja::budget::exhausted() {
-            // A budget error can reach us wrapped (`cannot serialize to JSON`) or as a bare
-            // write failure: the budget itself says whether it was the cause.
-            format!(
-                "template exceeded its memory budget: it created more than {} bytes of strings, lists and output, or one value over {MAX_OUTPUT_BYTES} bytes (a string or list growing in a loop, or a huge width or repeat count); fix the template or raise KRM_CATALOG_TEMPLATE_MAX_BYTES",
-                limits().max_bytes
-            )
-        } else if detail.contains("time limit") {
-            format!(
-                "template ran longer than its time limit of {} seconds; fix the template or raise KRM_CATALOG_TEMPLATE_TIMEOUT",
-                limits().max_duration.map_or(0, |d| d.as_secs())
-            )
-        } else {
-            err.detail().map_or_else(
-                || err.kind().to_string(),
-                |d| format!("{}: {d}", err.kind()),
-            )
-        };
-        if name != template {
-            message = format!("{message} (included from {template})");
-        }
-        Self {
-            template: name,
-            line: err.line(),
-            message,
-        }
-    }
-}
-
-fn new_environment() -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_undefined_behavior(UndefinedBehavior::Strict);
-    env.set_auto_escape_callback(|_| AutoEscape::None);
-    env.set_fuel(Some(FUEL));
-    helpers::register(&mut env);
-    env
-}
-
-/// Check that a template compiles (at catalog load, so a broken catalog fails early).
-pub fn check_syntax(name: &str, text: &str) -> Result<(), RenderError> {
-    let env = new_environment();
-    env.template_from_named_str(name, text)
-        .map(|_| ())
-        .map_err(|e| RenderError::from_minijinja(name, &e))
-}
-
-/// Check that a document is a KRM object: `apiVersion`, `kind`, `metadata.name`.
-pub fn check_krm_object(doc: &Value) -> Result<(), String> {
-    let Value::Object(map) = doc else {
-        return Err(format!(
-            "not a KRM object: expected a mapping, found {}",
-            crate::strict::type_name(doc)
-        ));
-    };
-    let non_empty = |v: Option<&Value>| {
-        v.and_then(Value::as_str)
-            .is_some_and(|s| !s.trim().is_empty())
-    };
-    let mut missing = Vec::new();
-    if !non_empty(map.get("apiVersion")) {
-        missing.push("apiVersion");
-    }
-    if !non_empty(map.get("kind")) {
-        missing.push("kind");
-    }
-    if !non_empty(map.get("metadata").and_then(|m| m.get("name"))) {
-        missing.push("metadata.name");
-    }
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("not a KRM object: missing {}", missing.join(", ")))
-    }
-}
-
-impl Catalog {
-    /// The template environment of a bundle's services: its standard pattern and its chart
-    /// templates, built once per bundle on first use.
-    fn environment(&self, bundle: usize) -> Option<&Environment<'static>> {
-        let slot = self.environments.get(bundle)?;
-        Some(slot.get_or_init(|| {
-            let mut env = new_environment();
-            for (name, text) in self.environment_templates(bundle) {
-                // Every template compiled at load; a failure here cannot happen, and would
-                // surface as "template not found" at render time anyway.
-                let _ = env.add_template_owned(name.to_owned(), text.to_owned());
-            }
-            env
-        }))
-    }
-}
+use crate::template::{self, RenderError};
 
 /// One object a template produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -169,93 +22,87 @@ pub struct Generated {
     pub object: Value,
 }
 
-/// Render every template of a service with a context, in template path order.
-pub fn render(
-    catalog: &Catalog,
-    service: &Service,
-    context: &Value,
-) -> Result<Vec<Generated>, Vec<RenderError>> {
-    let Some(env) = catalog.environment(service.bundle) else {
-        return Err(vec![RenderError {
-            template: String::new(),
-            line: None,
-            message: "the catalog has no template environment (it was not merged)".to_owned(),
-        }]);
-    };
-    let ctx = minijinja::Value::from(Serde(context));
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
-    for output in catalog.outputs_for(service) {
-        match output {
-            TemplateRef::Static(name, file) => {
-                out.extend(file.objects.iter().map(|o| Generated {
-                    template: name.to_owned(),
-                    object: o.clone(),
-                }));
-            }
-            TemplateRef::Template(name) => match render_one(env, name, &ctx) {
-                Ok(objects) => out.extend(objects.into_iter().map(|object| Generated {
-                    template: name.to_owned(),
-                    object,
-                })),
-                Err(e) => errors.push(e),
-            },
-        }
-    }
-    if errors.is_empty() {
-        Ok(out)
-    } else {
-        Err(errors)
-    }
+/// Renders the services of one catalog. It is made by whoever renders (a run, a command, the
+/// build script) and lives as long as they do, so each bundle's environment is compiled once
+/// for all its services, and never for a bundle nothing renders from.
+#[derive(Debug)]
+pub struct Renderer<'c> {
+    catalog: &'c Catalog,
+    /// One template environment per bundle (by index): its standard pattern and its chart
+    /// files. The templates are borrowed from the catalog, which outlives the renderer.
+    environments: Vec<OnceLock<Environment<'c>>>,
 }
 
-fn render_one(
-    env: &Environment<'static>,
-    name: &str,
-    ctx: &minijinja::Value,
-) -> Result<Vec<Value>, RenderError> {
-    let template = env
-        .get_template(name)
-        .map_err(|e| RenderError::from_minijinja(name, &e))?;
-    let text = {
-        let _budget = minijinja::budget::enter(limits());
-        template
-            .render(ctx)
-            .map_err(|e| RenderError::from_minijinja(name, &e))?
-    };
-    if text.len() > MAX_OUTPUT_BYTES {
-        return Err(RenderError {
-            template: name.to_owned(),
-            line: None,
-            message: format!(
-                "output is {} bytes, more than the limit of {MAX_OUTPUT_BYTES} bytes",
-                text.len()
-            ),
-        });
-    }
-    let docs = crate::yaml::parse_stream(&text).map_err(|e| RenderError {
-        template: name.to_owned(),
-        line: None,
-        message: match e.line {
-            Some(line) => format!("output line {line} is not valid YAML: {}", e.message),
-            None => format!("output is not valid YAML: {}", e.message),
-        },
-    })?;
-    let mut objects = Vec::with_capacity(docs.len());
-    for doc in docs {
-        if doc.value.is_null() {
-            continue;
+impl<'c> Renderer<'c> {
+    /// A renderer of `catalog`'s services; builds nothing yet.
+    pub fn new(catalog: &'c Catalog) -> Self {
+        Self {
+            catalog,
+            environments: (0..catalog.bundles.len())
+                .map(|_| OnceLock::new())
+                .collect(),
         }
-        if let Err(msg) = check_krm_object(&doc.value) {
-            return Err(RenderError {
-                template: name.to_owned(),
+    }
+
+    /// The catalog it renders.
+    pub fn catalog(&self) -> &'c Catalog {
+        self.catalog
+    }
+
+    /// The template environment of a bundle's services: its standard pattern and its chart
+    /// templates, built once per bundle on first use.
+    fn environment(&self, bundle: usize) -> Option<&Environment<'c>> {
+        let slot = self.environments.get(bundle)?;
+        Some(slot.get_or_init(|| {
+            let mut env = template::new_environment();
+            for (name, text) in self.catalog.environment_templates(bundle) {
+                // Every template compiled at load; a failure here cannot happen, and would
+                // surface as "template not found" at render time anyway.
+                let _ = env.add_template(name, text);
+            }
+            env
+        }))
+    }
+
+    /// Render every template of a service with a context, in template path order.
+    pub fn render(
+        &self,
+        service: &Service,
+        context: &Value,
+    ) -> Result<Vec<Generated>, Vec<RenderError>> {
+        let Some(env) = self.environment(service.bundle) else {
+            return Err(vec![RenderError {
+                template: String::new(),
                 line: None,
-                message: format!("output document at line {} is {msg}", doc.line),
-            });
+                message: "the catalog has no template environment (it was not merged)".to_owned(),
+            }]);
+        };
+        let ctx = minijinja::Value::from(Serde(context));
+        let mut out = Vec::new();
+        let mut errors = Vec::new();
+        for output in self.catalog.outputs_for(service) {
+            match output {
+                TemplateRef::Static(name, file) => {
+                    out.extend(file.objects.iter().map(|o| Generated {
+                        template: name.to_owned(),
+                        object: o.clone(),
+                    }));
+                }
+                TemplateRef::Template(name) => match template::render_one(env, name, &ctx) {
+                    Ok(objects) => out.extend(objects.into_iter().map(|object| Generated {
+                        template: name.to_owned(),
+                        object,
+                    })),
+                    Err(e) => errors.push(e),
+                },
+            }
         }
-        objects.push(doc.value);
+        if errors.is_empty() {
+            Ok(out)
+        } else {
+            Err(errors)
+        }
     }
-    Ok(objects)
 }
 
 /// Everything a template sees besides the catalog and service (SPEC §6.3).
@@ -350,4 +197,46 @@ pub fn context(
             "services": services,
         },
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::catalog::{Bundle, Origin};
+    use crate::service::Schemas;
+
+    const DEFINITION: &str = "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: demo\nspec:\n  chartPath: demo\n  status: enabled\n  configSchema:\n    type: object\n";
+    const TEMPLATE: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ service.id }}\n";
+
+    /// The run's caches are built once and reused: one environment per bundle however many
+    /// services render from it, one compiled schema per service however many instances.
+    #[test]
+    fn issue10_caches_are_built_once_per_bundle_and_per_service() {
+        let files = vec![
+            ("services/demo.yaml".to_owned(), DEFINITION.as_bytes()),
+            ("templates/app.yaml.j2".to_owned(), TEMPLATE.as_bytes()),
+        ];
+        let (catalog, errors) = Catalog::merge(
+            vec![Bundle::from_files(Origin::Path("test".into()), &files)],
+            false,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        let renderer = Renderer::new(&catalog);
+        let first = renderer.environment(0).map(std::ptr::from_ref);
+        assert!(first.is_some());
+        assert_eq!(first, renderer.environment(0).map(std::ptr::from_ref));
+        assert!(renderer.environment(1).is_none());
+        let service = &catalog.services()[0];
+        let generated = renderer
+            .render(service, &json!({"service": {"id": "demo"}}))
+            .expect("renders");
+        assert_eq!(generated[0].object["metadata"]["name"], "demo");
+
+        let schemas = Schemas::new();
+        let schema = schemas.get(&service.definition);
+        assert!(schema.is_ok());
+        assert!(Arc::ptr_eq(&schema, &schemas.get(&service.definition)));
+    }
 }

@@ -4,11 +4,15 @@
 //! kubara see the same words. Unlike kubara we also reject unknown fields (a typo such as
 //! `chartpath` is named, not turned into "missing spec.chartPath") and check `configSchema`
 //! when the catalog loads instead of at first use.
+//!
+//! A definition also implies the schema of its instances ([`instance_json_schema`],
+//! [`instance_structural`]): data, which the catalog's editor schemas show and
+//! `instance::Schemas` compiles.
 
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::gvk::{self, Gvk};
-use crate::schema::ConfigSchema;
+use crate::schema::{AdditionalProperties, ConfigSchema, Structural};
 use crate::strict::{Problem, Reader, join};
 
 /// The API version of kubara documents.
@@ -361,6 +365,98 @@ fn schema_path(path: &str) -> String {
     } else {
         format!("spec.configSchema.{path}")
     }
+}
+
+/// The JSON Schema of one service instance, as kubara generates it (ADR-0002 §"schema"), with
+/// the config schema properly converted from CRD dialect.
+pub fn instance_json_schema(def: &ServiceDefinition) -> Value {
+    let mut properties = Map::new();
+    properties.insert(
+        "status".into(),
+        json!({
+            "type": "string",
+            "title": "Service Status",
+            "description": "The desired status of the service.",
+            "enum": ["enabled", "disabled"],
+            "default": def.status.as_str(),
+        }),
+    );
+    properties.insert(
+        "storage".into(),
+        json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {"className": {
+                "type": "string",
+                "title": "Storage Class Name",
+                "description": "Optional storage class name override for persistent volumes.",
+                "minLength": 1,
+            }},
+        }),
+    );
+    properties.insert(
+        "networking".into(),
+        json!({
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {"annotations": {
+                "type": "object",
+                "title": "Ingress Annotations",
+                "description": "Optional ingress annotation overrides for this service.",
+                "additionalProperties": {"type": "string"},
+            }},
+        }),
+    );
+    if let Some(config) = &def.config_schema {
+        let mut config_schema = config.json_schema().clone();
+        if let Value::Object(map) = &mut config_schema {
+            map.entry("title")
+                .or_insert_with(|| json!("Service Config"));
+        }
+        properties.insert("config".into(), config_schema);
+    }
+    json!({
+        "type": "object",
+        "title": def.id,
+        "additionalProperties": false,
+        "required": ["status"],
+        "properties": properties,
+    })
+}
+
+/// The structural schema matching [`instance_json_schema`].
+pub fn instance_structural(def: &ServiceDefinition) -> Structural {
+    let typed = |t: &str| Structural {
+        type_: t.to_owned(),
+        ..Structural::default()
+    };
+    let object = |properties: Vec<(String, Structural)>| Structural {
+        properties,
+        ..typed("object")
+    };
+    let mut properties = vec![
+        ("status".to_owned(), typed("string")),
+        (
+            "storage".to_owned(),
+            object(vec![("className".to_owned(), typed("string"))]),
+        ),
+        (
+            "networking".to_owned(),
+            object(vec![(
+                "annotations".to_owned(),
+                Structural {
+                    additional_properties: Some(AdditionalProperties::Schema(Box::new(typed(
+                        "string",
+                    )))),
+                    ..typed("object")
+                },
+            )]),
+        ),
+    ];
+    if let Some(config) = &def.config_schema {
+        properties.push(("config".to_owned(), config.structural().clone()));
+    }
+    object(properties)
 }
 
 #[cfg(test)]

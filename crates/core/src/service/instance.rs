@@ -2,10 +2,12 @@
 //! taken through status defaulting, structural defaulting of `config` and validation against
 //! the kubara instance schema, in that order (SPEC §5).
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
 use serde_json::{Map, Value, json};
 
-use super::definition::{ServiceDefinition, Status};
-use crate::catalog::Service;
+use super::definition::{ServiceDefinition, Status, instance_json_schema, instance_structural};
 use crate::schema::defaulting;
 use crate::schema::{self, AdditionalProperties, FieldError, PathSegment, Structural};
 use crate::strict::{Problem, index, join};
@@ -57,114 +59,47 @@ impl InstanceSchema {
     }
 }
 
-impl Service {
-    /// The compiled instance schema (built once).
-    pub fn instance_schema(&self) -> Result<&InstanceSchema, String> {
-        self.instance_schema
-            .get_or_init(|| {
-                let json_schema = instance_json_schema(&self.definition);
-                let validator = schema::compile(&json_schema)?;
-                Ok(InstanceSchema {
-                    json_schema,
-                    structural: instance_structural(&self.definition),
-                    validator,
-                })
-            })
-            .as_ref()
-            .map_err(Clone::clone)
-    }
+/// The compiled instance schemas of one catalog's services, each built on first use and kept:
+/// whoever prepares instances (a run, `catalog lint`, the build script) makes one and lends it,
+/// so a service's schema is compiled once however many of its instances there are. Keyed by
+/// service ID, which is unique in a merged catalog: one cache serves one catalog.
+#[derive(Debug, Default)]
+pub struct Schemas {
+    compiled: Mutex<HashMap<String, Arc<Result<InstanceSchema, String>>>>,
 }
 
-/// The JSON Schema of one service instance, as kubara generates it (ADR-0002 §"schema"), with
-/// the config schema properly converted from CRD dialect.
-pub fn instance_json_schema(def: &ServiceDefinition) -> Value {
-    let mut properties = Map::new();
-    properties.insert(
-        "status".into(),
-        json!({
-            "type": "string",
-            "title": "Service Status",
-            "description": "The desired status of the service.",
-            "enum": ["enabled", "disabled"],
-            "default": def.status.as_str(),
-        }),
-    );
-    properties.insert(
-        "storage".into(),
-        json!({
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {"className": {
-                "type": "string",
-                "title": "Storage Class Name",
-                "description": "Optional storage class name override for persistent volumes.",
-                "minLength": 1,
-            }},
-        }),
-    );
-    properties.insert(
-        "networking".into(),
-        json!({
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {"annotations": {
-                "type": "object",
-                "title": "Ingress Annotations",
-                "description": "Optional ingress annotation overrides for this service.",
-                "additionalProperties": {"type": "string"},
-            }},
-        }),
-    );
-    if let Some(config) = &def.config_schema {
-        let mut config_schema = config.json_schema().clone();
-        if let Value::Object(map) = &mut config_schema {
-            map.entry("title")
-                .or_insert_with(|| json!("Service Config"));
+impl Schemas {
+    /// An empty cache: nothing is compiled until an instance needs it.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The compiled instance schema of a service (built on first use; a schema that does not
+    /// compile is remembered too, so its error is the same every time).
+    pub fn get(&self, def: &ServiceDefinition) -> Arc<Result<InstanceSchema, String>> {
+        // A panic while compiling cannot leave a half-written entry: the map is only
+        // written with a finished result, so a poisoned lock is still a good one.
+        let mut compiled = self.compiled.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(schema) = compiled.get(&def.id) {
+            return Arc::clone(schema);
         }
-        properties.insert("config".into(), config_schema);
+        let schema = Arc::new(InstanceSchema::compile(def));
+        compiled.insert(def.id.clone(), Arc::clone(&schema));
+        schema
     }
-    json!({
-        "type": "object",
-        "title": def.id,
-        "additionalProperties": false,
-        "required": ["status"],
-        "properties": properties,
-    })
 }
 
-/// The structural schema matching [`instance_json_schema`].
-fn instance_structural(def: &ServiceDefinition) -> Structural {
-    let typed = |t: &str| Structural {
-        type_: t.to_owned(),
-        ..Structural::default()
-    };
-    let object = |properties: Vec<(String, Structural)>| Structural {
-        properties,
-        ..typed("object")
-    };
-    let mut properties = vec![
-        ("status".to_owned(), typed("string")),
-        (
-            "storage".to_owned(),
-            object(vec![("className".to_owned(), typed("string"))]),
-        ),
-        (
-            "networking".to_owned(),
-            object(vec![(
-                "annotations".to_owned(),
-                Structural {
-                    additional_properties: Some(AdditionalProperties::Schema(Box::new(typed(
-                        "string",
-                    )))),
-                    ..typed("object")
-                },
-            )]),
-        ),
-    ];
-    if let Some(config) = &def.config_schema {
-        properties.push(("config".to_owned(), config.structural().clone()));
+impl InstanceSchema {
+    /// Compile the instance schema of a service.
+    fn compile(def: &ServiceDefinition) -> Result<Self, String> {
+        let json_schema = instance_json_schema(def);
+        let validator = schema::compile(&json_schema)?;
+        Ok(Self {
+            json_schema,
+            structural: instance_structural(def),
+            validator,
+        })
     }
-    object(properties)
 }
 
 /// An instance after defaulting and validation.
@@ -220,19 +155,21 @@ impl From<Vec<Problem>> for Rejected {
     }
 }
 
-/// Prune, default and validate one instance value of `service`. `path` is where the instance
-/// sits in its source object (`spec`, `spec.services.cert-manager`) and prefixes every problem.
+/// Prune, default and validate one instance value of the service `def`, with its schema from
+/// `schemas`. `path` is where the instance sits in its source object (`spec`,
+/// `spec.services.cert-manager`) and prefixes every problem.
 ///
 /// The order is the apiserver's: unknown fields are pruned (and reported as `unknown` says),
 /// then defaults are applied, then the result is validated.
 pub fn prepare(
-    service: &Service,
+    schemas: &Schemas,
+    def: &ServiceDefinition,
     raw: &Value,
     path: &str,
     unknown: UnknownFields,
 ) -> Result<Instance, Rejected> {
-    let def = &service.definition;
-    let schema = service.instance_schema().map_err(|e| {
+    let compiled = schemas.get(def);
+    let schema = compiled.as_ref().as_ref().map_err(|e| {
         Rejected::from(vec![Problem::new(
             path,
             format!("service \"{}\" has an unusable schema: {e}", def.id),

@@ -6,4 +6,4 @@ pub mod instance;
 pub mod legacy;
 
 pub use definition::{ServiceDefinition, Status};
-pub use instance::Instance;
+pub use instance::{Instance, Schemas};

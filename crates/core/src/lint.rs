@@ -1,28 +1,37 @@
 //! `catalog lint`: every load-time check, plus a render of every service with its defaults,
 //! so a catalog author finds a broken template before a user does. `build.rs` runs the same
-//! checks on the built-in catalog.
+//! checks on the built-in catalog. It sits above `catalog`, `service` and `render`: it uses all
+//! three, and the catalog model does not know it.
 
 use serde_json::{Map, Value, json};
 
-use super::{Catalog, CatalogError, Kind, Service};
-use crate::render::{self, Scope};
+use crate::catalog::{Catalog, CatalogError, Kind, Service};
+use crate::render::{self, Renderer, Scope};
+use crate::service::Schemas;
 use crate::service::definition::{Status, example_value};
 use crate::service::instance;
 use crate::strict::Problem;
 
-/// Render every service of a merged catalog as enabled, with default config and the given
-/// cluster values, and report what fails. Load errors are reported by the loader already.
-pub fn lint(catalog: &Catalog, cluster: &Map<String, Value>) -> Vec<CatalogError> {
-    lint_only(catalog, cluster, |_| true)
+/// Render every service of the renderer's merged catalog as enabled, with default config and
+/// the given cluster values, and report what fails. Load errors are reported by the loader
+/// already. `schemas` is the instance schema cache of that catalog.
+pub fn lint(
+    renderer: &Renderer<'_>,
+    schemas: &Schemas,
+    cluster: &Map<String, Value>,
+) -> Vec<CatalogError> {
+    lint_only(renderer, schemas, cluster, |_| true)
 }
 
 /// [`lint`] of the services whose catalog label `only` accepts: a catalog loaded only to lend
 /// its standard pattern is not what is being linted, so its own findings are not reported.
 pub fn lint_only(
-    catalog: &Catalog,
+    renderer: &Renderer<'_>,
+    schemas: &Schemas,
     cluster: &Map<String, Value>,
     only: impl Fn(&str) -> bool,
 ) -> Vec<CatalogError> {
+    let catalog = renderer.catalog();
     let mut errors = Vec::new();
     let cluster = Value::Object(cluster.clone());
     let statuses = catalog
@@ -42,7 +51,7 @@ pub fn lint_only(
             e.item = service.item;
             e
         };
-        if let Err(e) = service.instance_schema() {
+        if let Err(e) = schemas.get(&service.definition).as_ref() {
             errors.push(located(
                 CatalogError::new(&label, format!("instance schema does not compile: {e}"))
                     .at("spec.configSchema"),
@@ -54,44 +63,50 @@ pub fn lint_only(
         // then filled from their schema `example`s, so the templates are still rendered;
         // without examples there is nothing to render with, and the warning says so.
         let defaults_only = json!({"status": "enabled"});
-        let prepared =
-            match instance::prepare(service, &defaults_only, "", instance::UnknownFields::Strict) {
-                Ok(p) => p,
-                Err(instance::Rejected {
-                    errors: problems, ..
-                }) => {
-                    let found = default_config_problems(&label, service, &problems);
-                    let only_missing = problems.iter().all(|p| p.message == "Required value");
-                    errors.extend(found.into_iter().map(located));
-                    let example = service
-                        .definition
-                        .config_schema
-                        .as_ref()
-                        .and_then(|schema| example_value(schema.raw()));
-                    let (true, Some(config)) = (only_missing, example) else {
+        let prepared = match instance::prepare(
+            schemas,
+            &service.definition,
+            &defaults_only,
+            "",
+            instance::UnknownFields::Strict,
+        ) {
+            Ok(p) => p,
+            Err(instance::Rejected {
+                errors: problems, ..
+            }) => {
+                let found = default_config_problems(&label, service, &problems);
+                let only_missing = problems.iter().all(|p| p.message == "Required value");
+                errors.extend(found.into_iter().map(located));
+                let example = service
+                    .definition
+                    .config_schema
+                    .as_ref()
+                    .and_then(|schema| example_value(schema.raw()));
+                let (true, Some(config)) = (only_missing, example) else {
+                    continue;
+                };
+                let with_examples = json!({"status": "enabled", "config": config});
+                match instance::prepare(
+                    schemas,
+                    &service.definition,
+                    &with_examples,
+                    "",
+                    instance::UnknownFields::Strict,
+                ) {
+                    Ok(p) => p,
+                    Err(instance::Rejected {
+                        errors: problems, ..
+                    }) => {
+                        errors.extend(
+                            default_config_problems(&label, service, &problems)
+                                .into_iter()
+                                .map(located),
+                        );
                         continue;
-                    };
-                    let with_examples = json!({"status": "enabled", "config": config});
-                    match instance::prepare(
-                        service,
-                        &with_examples,
-                        "",
-                        instance::UnknownFields::Strict,
-                    ) {
-                        Ok(p) => p,
-                        Err(instance::Rejected {
-                            errors: problems, ..
-                        }) => {
-                            errors.extend(
-                                default_config_problems(&label, service, &problems)
-                                    .into_iter()
-                                    .map(located),
-                            );
-                            continue;
-                        }
                     }
                 }
-            };
+            }
+        };
         let scope = Scope {
             source: &source,
             instance_namespace: None,
@@ -99,7 +114,7 @@ pub fn lint_only(
             statuses: &statuses,
         };
         let context = render::context(catalog, service, &prepared, &scope);
-        if let Err(render_errors) = render::render(catalog, service, &context) {
+        if let Err(render_errors) = renderer.render(service, &context) {
             for e in render_errors {
                 let mut err = CatalogError::new(
                     &label,
@@ -232,6 +247,10 @@ mod tests {
             vec![Bundle::from_files(Origin::Path("test".into()), &files)],
             false,
         )
+    }
+
+    fn lint(catalog: &Catalog, cluster: &Map<String, Value>) -> Vec<CatalogError> {
+        super::lint(&Renderer::new(catalog), &Schemas::new(), cluster)
     }
 
     const NEEDS_EMAIL: &str = "    type: object\n    required: [email]\n    properties:\n      email:\n        type: string\n      name:\n        type: string\n        default: demo\n";

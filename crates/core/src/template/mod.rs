@@ -1,0 +1,193 @@
+//! The template sandbox: one minijinja environment as every template runs in, the checks a
+//! catalog's templates and manifests pass at load, and one template rendered into objects.
+//! It knows no catalog: `catalog` checks with it, `render` renders services with it.
+//!
+//! Templates run sandboxed: no loader (only catalog templates can be included), strict
+//! undefined (a typo fails instead of printing nothing), no auto-escaping (output is YAML, not
+//! HTML), bounded by fuel, by a memory budget and a time limit per render (our minijinja
+//! patch, `vendor/minijinja/PATCHES.md`: strings, lists and output are charged as they are
+//! created), and by output size. Output is parsed as YAML and every document must be a KRM
+//! object; errors name the template and line.
+
+pub mod helpers;
+
+use std::fmt;
+
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use serde_json::Value;
+
+/// Instructions one template render may execute.
+pub const FUEL: u64 = 5_000_000;
+/// Largest output one template render may produce.
+pub const MAX_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
+
+/// The budget of one template render: bytes it may allocate for strings, lists and output,
+/// counted as they are created (a string built by doubling counts every step), and seconds it
+/// may take (`KRM_CATALOG_TEMPLATE_MAX_BYTES`, `KRM_CATALOG_TEMPLATE_TIMEOUT`: [`crate::env`]).
+pub fn limits() -> minijinja::budget::Limits {
+    static LIMITS: std::sync::OnceLock<minijinja::budget::Limits> = std::sync::OnceLock::new();
+    *LIMITS.get_or_init(|| minijinja::budget::Limits {
+        max_bytes: crate::env::template_max_bytes(),
+        // No single value is useful beyond what one render may output.
+        max_value_bytes: MAX_OUTPUT_BYTES,
+        max_output_bytes: MAX_OUTPUT_BYTES,
+        max_duration: Some(crate::env::template_timeout()),
+    })
+}
+
+/// A template that failed, with where.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RenderError {
+    /// Template name (path inside its catalog).
+    pub template: String,
+    /// 1-based line in the template (or in its output, for output errors).
+    pub line: Option<usize>,
+    /// What went wrong.
+    pub message: String,
+}
+
+impl fmt::Display for RenderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "template {}:{line}: {}", self.template, self.message),
+            None => write!(f, "template {}: {}", self.template, self.message),
+        }
+    }
+}
+
+impl RenderError {
+    fn from_minijinja(template: &str, err: &minijinja::Error) -> Self {
+        // Errors raised inside an included template carry that template's name and line.
+        let name = err.name().unwrap_or(template).to_owned();
+        let detail = err.detail().unwrap_or("");
+        let mut message = if err.kind() == minijinja::ErrorKind::OutOfFuel {
+            format!(
+                "template ran out of fuel: it executed more than {FUEL} instructions (an endless or far too large loop)"
+            )
+        } else if minijinja::budget::output_exceeded() {
+            format!("output is more than the limit of {MAX_OUTPUT_BYTES} bytes")
+        } else if detail.contains("memory budget") || minijinja::budget::exhausted() {
+            // A budget error can reach us wrapped (`cannot serialize to JSON`) or as a bare
+            // write failure: the budget itself says whether it was the cause.
+            format!(
+                "template exceeded its memory budget: it created more than {} bytes of strings, lists and output, or one value over {MAX_OUTPUT_BYTES} bytes (a string or list growing in a loop, or a huge width or repeat count); fix the template or raise KRM_CATALOG_TEMPLATE_MAX_BYTES",
+                limits().max_bytes
+            )
+        } else if detail.contains("time limit") {
+            format!(
+                "template ran longer than its time limit of {} seconds; fix the template or raise KRM_CATALOG_TEMPLATE_TIMEOUT",
+                limits().max_duration.map_or(0, |d| d.as_secs())
+            )
+        } else {
+            err.detail().map_or_else(
+                || err.kind().to_string(),
+                |d| format!("{}: {d}", err.kind()),
+            )
+        };
+        if name != template {
+            message = format!("{message} (included from {template})");
+        }
+        Self {
+            template: name,
+            line: err.line(),
+            message,
+        }
+    }
+}
+
+/// A sandboxed environment with our settings and helpers, and no templates yet.
+pub fn new_environment<'source>() -> Environment<'source> {
+    let mut env = Environment::new();
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_auto_escape_callback(|_| AutoEscape::None);
+    env.set_fuel(Some(FUEL));
+    helpers::register(&mut env);
+    env
+}
+
+/// Check that a template compiles (at catalog load, so a broken catalog fails early).
+pub fn check_syntax(name: &str, text: &str) -> Result<(), RenderError> {
+    let env = new_environment();
+    env.template_from_named_str(name, text)
+        .map(|_| ())
+        .map_err(|e| RenderError::from_minijinja(name, &e))
+}
+
+/// Check that a document is a KRM object: `apiVersion`, `kind`, `metadata.name`.
+pub fn check_krm_object(doc: &Value) -> Result<(), String> {
+    let Value::Object(map) = doc else {
+        return Err(format!(
+            "not a KRM object: expected a mapping, found {}",
+            crate::strict::type_name(doc)
+        ));
+    };
+    let non_empty = |v: Option<&Value>| {
+        v.and_then(Value::as_str)
+            .is_some_and(|s| !s.trim().is_empty())
+    };
+    let mut missing = Vec::new();
+    if !non_empty(map.get("apiVersion")) {
+        missing.push("apiVersion");
+    }
+    if !non_empty(map.get("kind")) {
+        missing.push("kind");
+    }
+    if !non_empty(map.get("metadata").and_then(|m| m.get("name"))) {
+        missing.push("metadata.name");
+    }
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("not a KRM object: missing {}", missing.join(", ")))
+    }
+}
+
+/// Render one template of an environment and parse its output into KRM objects.
+pub fn render_one(
+    env: &Environment<'_>,
+    name: &str,
+    ctx: &minijinja::Value,
+) -> Result<Vec<Value>, RenderError> {
+    let template = env
+        .get_template(name)
+        .map_err(|e| RenderError::from_minijinja(name, &e))?;
+    let text = {
+        let _budget = minijinja::budget::enter(limits());
+        template
+            .render(ctx)
+            .map_err(|e| RenderError::from_minijinja(name, &e))?
+    };
+    if text.len() > MAX_OUTPUT_BYTES {
+        return Err(RenderError {
+            template: name.to_owned(),
+            line: None,
+            message: format!(
+                "output is {} bytes, more than the limit of {MAX_OUTPUT_BYTES} bytes",
+                text.len()
+            ),
+        });
+    }
+    let docs = crate::yaml::parse_stream(&text).map_err(|e| RenderError {
+        template: name.to_owned(),
+        line: None,
+        message: match e.line {
+            Some(line) => format!("output line {line} is not valid YAML: {}", e.message),
+            None => format!("output is not valid YAML: {}", e.message),
+        },
+    })?;
+    let mut objects = Vec::with_capacity(docs.len());
+    for doc in docs {
+        if doc.value.is_null() {
+            continue;
+        }
+        if let Err(msg) = check_krm_object(&doc.value) {
+            return Err(RenderError {
+                template: name.to_owned(),
+                line: None,
+                message: format!("output document at line {} is {msg}", doc.line),
+            });
+        }
+        objects.push(doc.value);
+    }
+    Ok(objects)
+}
