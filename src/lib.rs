@@ -20,5 +20,6 @@ pub mod runtime;
 pub mod walk;
 
 pub use krm_catalog_core::{
-    catalog, catalog_ref, config, env, gvk, render, schema, service, strict, suggest, verify, yaml,
+    catalog, catalog_ref, config, diagnostics, env, gvk, render, schema, service, strict, suggest,
+    verify, yaml,
 };

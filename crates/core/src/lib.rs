@@ -1,7 +1,7 @@
 //! `krm-catalog-core`: the catalog model of `krm-catalog`, everything a catalog is and does
 //! without a ResourceList around it: [`catalog`] (bundles, the KEP-2906 and kubara formats,
 //! merge, lint, editor schemas), [`catalog_ref`] (a catalog reference and its pin), [`config`]
-//! (the function config), [`schema`] (CRD `openAPIV3Schema`: checks, defaulting, pruning,
+//! (the function config), [`diagnostics`] (severity and field paths of every finding), [`schema`] (CRD `openAPIV3Schema`: checks, defaulting, pruning,
 //! validation), [`service`] (definitions and instances), [`render`] (minijinja), and [`yaml`],
 //! the only door YAML goes through.
 //!
@@ -11,6 +11,7 @@
 pub mod catalog;
 pub mod catalog_ref;
 pub mod config;
+pub mod diagnostics;
 pub mod env;
 pub mod gvk;
 pub mod render;

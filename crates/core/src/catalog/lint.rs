@@ -5,6 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Catalog, CatalogError, Kind, Service};
+use crate::diagnostics::{FieldPath, PathSegment};
 use crate::render::{self, Scope};
 use crate::service::definition::{Status, example_value};
 use crate::service::instance;
@@ -54,44 +55,48 @@ pub fn lint_only(
         // then filled from their schema `example`s, so the templates are still rendered;
         // without examples there is nothing to render with, and the warning says so.
         let defaults_only = json!({"status": "enabled"});
-        let prepared =
-            match instance::prepare(service, &defaults_only, "", instance::UnknownFields::Strict) {
-                Ok(p) => p,
-                Err(instance::Rejected {
-                    errors: problems, ..
-                }) => {
-                    let found = default_config_problems(&label, service, &problems);
-                    let only_missing = problems.iter().all(|p| p.message == "Required value");
-                    errors.extend(found.into_iter().map(located));
-                    let example = service
-                        .definition
-                        .config_schema
-                        .as_ref()
-                        .and_then(|schema| example_value(schema.raw()));
-                    let (true, Some(config)) = (only_missing, example) else {
+        let prepared = match instance::prepare(
+            service,
+            &defaults_only,
+            &FieldPath::root(),
+            instance::UnknownFields::Strict,
+        ) {
+            Ok(p) => p,
+            Err(instance::Rejected {
+                errors: problems, ..
+            }) => {
+                let found = default_config_problems(&label, service, &problems);
+                let only_missing = problems.iter().all(|p| p.message == "Required value");
+                errors.extend(found.into_iter().map(located));
+                let example = service
+                    .definition
+                    .config_schema
+                    .as_ref()
+                    .and_then(|schema| example_value(schema.raw()));
+                let (true, Some(config)) = (only_missing, example) else {
+                    continue;
+                };
+                let with_examples = json!({"status": "enabled", "config": config});
+                match instance::prepare(
+                    service,
+                    &with_examples,
+                    &FieldPath::root(),
+                    instance::UnknownFields::Strict,
+                ) {
+                    Ok(p) => p,
+                    Err(instance::Rejected {
+                        errors: problems, ..
+                    }) => {
+                        errors.extend(
+                            default_config_problems(&label, service, &problems)
+                                .into_iter()
+                                .map(located),
+                        );
                         continue;
-                    };
-                    let with_examples = json!({"status": "enabled", "config": config});
-                    match instance::prepare(
-                        service,
-                        &with_examples,
-                        "",
-                        instance::UnknownFields::Strict,
-                    ) {
-                        Ok(p) => p,
-                        Err(instance::Rejected {
-                            errors: problems, ..
-                        }) => {
-                            errors.extend(
-                                default_config_problems(&label, service, &problems)
-                                    .into_iter()
-                                    .map(located),
-                            );
-                            continue;
-                        }
                     }
                 }
-            };
+            }
+        };
         let scope = Scope {
             source: &source,
             instance_namespace: None,
@@ -134,7 +139,11 @@ fn default_config_problems(
     let enabled_by_default = service.definition.status == Status::Enabled;
     let mut out = Vec::new();
     for p in problems {
-        let at = format!("config{}", p.path.strip_prefix("config").unwrap_or(&p.path));
+        // Instance paths of a config value start at `config` already.
+        let at = match p.path.segments().first() {
+            Some(PathSegment::Key(k)) if k == "config" => p.path.clone(),
+            _ => FieldPath::parse("config").join(&p.path),
+        };
         if p.message == "Required value" {
             if enabled_by_default {
                 out.push(
@@ -222,6 +231,7 @@ fn unpinned_runtimes(catalog: &Catalog) -> Vec<CatalogError> {
 mod tests {
     use super::*;
     use crate::catalog::{Bundle, Origin};
+    use crate::diagnostics::Severity;
 
     fn catalog(status: &str, schema: &str) -> (Catalog, Vec<CatalogError>) {
         let definition = format!(
@@ -242,7 +252,7 @@ mod tests {
         assert!(load.is_empty(), "{load:?}");
         let found = lint(&c, &Map::new());
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].warning, "{found:?}");
+        assert_eq!(found[0].severity, Severity::Warning, "{found:?}");
         assert_eq!(
             found[0].to_string(),
             "catalog test: services/demo.yaml: config.email: \"demo\" is enabled by default, but its defaults leave config.email unset: every user must set it (or give it a default)"
@@ -277,7 +287,7 @@ mod tests {
             "    type: object\n    properties:\n      level:\n        type: string\n        pattern: '^(?i)(abort|warn)?$'\n        default: fail\n",
         );
         assert_eq!(load.len(), 1, "{load:?}");
-        assert!(!load[0].warning);
+        assert_eq!(load[0].severity, Severity::Error);
         assert_eq!(
             load[0].to_string(),
             "catalog test: services/demo.yaml: spec.configSchema.properties.level.default: invalid default: Invalid value: \"fail\": must match the regular expression \"^(?i)(abort|warn)?$\""

@@ -45,7 +45,8 @@ pub struct Service {
     /// Input item it was read from (inline catalogs).
     pub item: Option<usize>,
     /// Compiled instance schema, built on first use.
-    pub(crate) instance_schema: OnceLock<Result<crate::service::instance::InstanceSchema, String>>,
+    pub(crate) instance_schema:
+        OnceLock<Result<crate::service::instance::InstanceSchema, crate::schema::CompileError>>,
 }
 
 /// What a group/version/kind resolves to.
@@ -284,7 +285,7 @@ impl Catalog {
             };
             for (vi, version) in entry.function.versions.iter().enumerate() {
                 let gvk = entry.function.gvk(version);
-                let path = format!("{}.versions[{vi}]", entry.function.path);
+                let path = entry.function.path.key("versions").index(vi);
                 if let Some(prev) = kind_origin
                     .get(&gvk)
                     .copied()
@@ -316,7 +317,7 @@ impl Catalog {
                                         &label,
                                         format!("runtime service \"{name}\" is not a ServiceDefinition of this catalog"),
                                     )
-                                    .at(format!("{path}.runtime.service.name")),
+                                    .at(path.key("runtime").key("service").key("name")),
                                 ));
                                 continue;
                             }

@@ -6,9 +6,10 @@ use serde_json::{Map, Value, json};
 
 use super::definition::{ServiceDefinition, Status};
 use crate::catalog::Service;
+use crate::diagnostics::{FieldPath, PathSegment};
 use crate::schema::defaulting;
-use crate::schema::{self, AdditionalProperties, FieldError, PathSegment, Structural};
-use crate::strict::{Problem, index, join};
+use crate::schema::{self, AdditionalProperties, FieldError, Structural};
+use crate::strict::Problem;
 
 /// What to do with fields an instance's schema does not declare: the apiserver's
 /// `fieldValidation` (kubectl `--validate=strict|warn|ignore`). The apiserver prunes them in
@@ -59,7 +60,7 @@ impl InstanceSchema {
 
 impl Service {
     /// The compiled instance schema (built once).
-    pub fn instance_schema(&self) -> Result<&InstanceSchema, String> {
+    pub fn instance_schema(&self) -> Result<&InstanceSchema, schema::CompileError> {
         self.instance_schema
             .get_or_init(|| {
                 let json_schema = instance_json_schema(&self.definition);
@@ -228,7 +229,7 @@ impl From<Vec<Problem>> for Rejected {
 pub fn prepare(
     service: &Service,
     raw: &Value,
-    path: &str,
+    path: &FieldPath,
     unknown: UnknownFields,
 ) -> Result<Instance, Rejected> {
     let def = &service.definition;
@@ -354,8 +355,9 @@ pub fn prepare(
 /// kubectl's strict-validation message for a pruned field (a path [`schema::prune`] returned,
 /// under `base`), with a "did you mean" among the fields declared next to it:
 /// `unknown field "spec.config.clusterIssuer.emial" (did you mean "email"?)`.
-pub fn unknown_field(base: &str, structural: &Structural, removed: &[PathSegment]) -> Problem {
-    let full = segments_path(base, removed);
+pub fn unknown_field(base: &FieldPath, structural: &Structural, removed: &FieldPath) -> Problem {
+    let full = base.join(removed);
+    let removed = removed.segments();
     let mut parent = Some(structural);
     // The schema of the object holding the last ancestor: an embedded resource's `metadata`
     // has no schema of its own, its fields are ObjectMeta's.
@@ -388,18 +390,6 @@ pub fn unknown_field(base: &str, structural: &Structural, removed: &[PathSegment
 }
 
 /// Turn a schema field error into a problem under `base`.
-pub fn field_problem(base: &str, error: &FieldError) -> Problem {
-    Problem::new(segments_path(base, &error.path), error.message.clone())
-}
-
-/// Render a path of segments under `base`.
-pub fn segments_path(base: &str, segments: &[PathSegment]) -> String {
-    let mut path = base.to_owned();
-    for segment in segments {
-        path = match segment {
-            PathSegment::Key(k) => join(&path, k),
-            PathSegment::Index(i) => index(&path, *i),
-        };
-    }
-    path
+pub fn field_problem(base: &FieldPath, error: &FieldError) -> Problem {
+    Problem::new(base.join(&error.path), error.message.clone())
 }
