@@ -258,7 +258,12 @@ fn catalog_pull(references: &[String]) -> ExitCode {
             continue;
         }
         match remote.pull(&source) {
-            Ok(bundle) if bundle.problems.iter().all(|p| p.is_warning()) => {
+            Ok(bundle)
+                if bundle
+                    .problems
+                    .iter()
+                    .all(catalog::CatalogError::is_warning) =>
+            {
                 let _ = writeln!(
                     out,
                     "pulled {reference} ({} services, content sha256:{}) into {}",

@@ -41,9 +41,10 @@ pub enum PathSegment {
 ///
 /// It renders one way everywhere, the way Kubernetes field paths read (apimachinery
 /// `field.Path`): keys joined with dots, indexes in brackets, and keys that are not identifiers
-/// (anything but ASCII letters, digits, `-` and `_`) in brackets without quotes:
+/// (anything but ASCII letters, digits, `-`, `_` and `$`) in brackets without quotes:
 /// `spec.services.cert-manager`, `spec.catalogs[0].path`,
-/// `metadata.annotations[cert-manager.io/issuer]`.
+/// `metadata.annotations[cert-manager.io/issuer]`. (`$` is in because schema keywords such as
+/// `$ref` are fields, which Kubernetes joins with a dot: `properties[a].$ref`.)
 ///
 /// Paths order as their renderings do (then by segments), so sorted findings read in the order
 /// a reader expects.
@@ -119,7 +120,7 @@ impl FieldPath {
         !key.is_empty()
             && key
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '$'))
     }
 
     /// Read a path written in the rendered notation (`spec.catalogs[0].path`,
@@ -201,8 +202,18 @@ impl From<Vec<PathSegment>> for FieldPath {
 }
 
 impl PartialEq<&str> for FieldPath {
+    /// Whether the path renders as `other` (without rendering it into a new string).
     fn eq(&self, other: &&str) -> bool {
-        self.to_string() == *other
+        /// Consumes the expected text as the rendering is written; fails at the first mismatch.
+        struct Expect<'a>(&'a str);
+        impl fmt::Write for Expect<'_> {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                self.0 = self.0.strip_prefix(s).ok_or(fmt::Error)?;
+                Ok(())
+            }
+        }
+        let mut expect = Expect(other);
+        write!(expect, "{self}").is_ok() && expect.0.is_empty()
     }
 }
 
@@ -233,6 +244,14 @@ mod tests {
         assert_eq!(FieldPath::root().key("x.y").to_string(), "[x.y]");
         assert_eq!(FieldPath::root().index(0).key("a").to_string(), "[0].a");
         assert_eq!(FieldPath::root().key("a").key("").to_string(), "a[]");
+        assert_eq!(
+            FieldPath::root()
+                .key("allOf")
+                .index(0)
+                .key("$ref")
+                .to_string(),
+            "allOf[0].$ref"
+        );
     }
 
     #[test]
@@ -259,7 +278,7 @@ mod tests {
 
     #[test]
     fn paths_order_as_they_read() {
-        let mut paths = vec![
+        let mut paths = [
             FieldPath::parse("x.a.c"),
             FieldPath::parse("x.a-b"),
             FieldPath::parse("x[1]"),

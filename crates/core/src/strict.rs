@@ -66,8 +66,8 @@ impl<'a> Reader<'a> {
         path: impl Into<FieldPath>,
         problems: &'a mut Vec<Problem>,
     ) -> Self {
-        let path = path.into();
         static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+        let path = path.into();
         let map = match value {
             Value::Object(map) => map,
             Value::Null => EMPTY.get_or_init(Map::new),

@@ -211,7 +211,7 @@ fn parse_function(
     let versions_value = entry.get("versions").cloned();
     let mut kind = legacy_kind.clone().unwrap_or_default();
     if let Some(names) = &names {
-        let mut n = Reader::new(names, &path.key("names"), problems);
+        let mut n = Reader::new(names, path.key("names"), problems);
         n.deny_unknown(&["kind"]);
         if let Some(k) = n.string("kind") {
             if let Some(direct) = legacy_kind.as_ref().filter(|d| **d != k) {

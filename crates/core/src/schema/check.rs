@@ -533,8 +533,7 @@ impl Checker {
         self.problem(
             s_path,
             format!(
-                "must be declared here because `{}` uses it (everything named inside allOf/anyOf/oneOf/not must also exist outside them)",
-                v_path
+                "must be declared here because `{v_path}` uses it (everything named inside allOf/anyOf/oneOf/not must also exist outside them)"
             ),
         );
     }
