@@ -3,6 +3,7 @@
 //! broken built-in catalog (bad schema, bad template, a service that does not render with its
 //! defaults) fails `cargo build` with the file and schema path, instead of failing users.
 
+use krm_catalog_core::diagnostics::{FieldPath, Severity};
 use krm_catalog_core::{catalog, lint, render, service};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -39,7 +40,7 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
 struct Chosen {
     file: Option<String>,
     id: String,
-    fields: Vec<String>,
+    fields: Vec<FieldPath>,
     problem: Option<String>,
 }
 
@@ -50,11 +51,8 @@ impl Chosen {
     /// the rest.
     fn covers(&self, e: &catalog::CatalogError) -> bool {
         let in_file = e.file.is_some() && e.file == self.file;
-        let missing = self
-            .fields
-            .iter()
-            .any(|f| e.path == *f || e.path.starts_with(&format!("{f}.")));
-        (in_file && (missing || e.warning))
+        let missing = self.fields.iter().any(|f| e.path.starts_with(f));
+        (in_file && (missing || e.severity == Severity::Warning))
             || e.message
                 .contains(&format!("rendering \"{}\" with its defaults", self.id))
     }
@@ -84,7 +82,10 @@ fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Ch
             continue;
         }
         let id = s.definition.id.clone();
-        let mut fields: Vec<String> = paths.iter().map(|p| format!("config.{}", p[0])).collect();
+        let mut fields: Vec<FieldPath> = paths
+            .iter()
+            .map(|p| FieldPath::root().key("config").key(&p[0]))
+            .collect();
         fields.dedup();
         let problem = match example_value(schema.raw()) {
             None => Some(format!(
@@ -101,7 +102,7 @@ fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Ch
                     &schemas,
                     &s.definition,
                     &raw,
-                    "",
+                    &FieldPath::root(),
                     service::instance::UnknownFields::Strict,
                 ) {
                     Err(rejected) => Some(format!(

@@ -29,7 +29,8 @@ pub mod remote;
 pub mod runtime;
 
 pub use krm_catalog_core::{
-    catalog, catalog_ref, config, lint, render, schema, service, template, verify, yaml,
+    catalog, catalog_ref, config, diagnostics, lint, render, schema, service, template, verify,
+    yaml,
 };
 // The core crate's helpers, under the same paths as in the core crate itself.
 pub(crate) use krm_catalog_core::{env, gvk, strict, suggest};

@@ -12,27 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::resource_list::{self, FileRef};
 
-/// How bad a result is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Severity {
-    /// Fails the run (exit 1).
-    Error,
-    /// Worth reading; does not fail.
-    Warning,
-    /// For information.
-    Info,
-}
-
-impl Severity {
-    /// The wire spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Error => "error",
-            Self::Warning => "warning",
-            Self::Info => "info",
-        }
-    }
-}
+pub use crate::diagnostics::Severity;
 
 /// `resourceRef` of a result.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]

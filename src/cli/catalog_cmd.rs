@@ -198,9 +198,16 @@ fn catalog_verify(reference: &str) -> ExitCode {
             }
         },
     };
-    let failed_load = bundle.problems.iter().any(|p| !p.warning);
+    let failed_load = bundle.problems.iter().any(|p| !p.is_warning());
     for p in &bundle.problems {
-        crate::log!(if p.warning { Level::Warn } else { Level::Error }, "{p}");
+        crate::log!(
+            if p.is_warning() {
+                Level::Warn
+            } else {
+                Level::Error
+            },
+            "{p}"
+        );
     }
     // `file://` URIs resolve inside a local catalog's root; remote catalogs cannot name files.
     let root = match &source {
@@ -251,7 +258,12 @@ fn catalog_pull(references: &[String]) -> ExitCode {
             continue;
         }
         match remote.pull(&source) {
-            Ok(bundle) if bundle.problems.iter().all(|p| p.warning) => {
+            Ok(bundle)
+                if bundle
+                    .problems
+                    .iter()
+                    .all(catalog::CatalogError::is_warning) =>
+            {
                 let _ = writeln!(
                     out,
                     "pulled {reference} ({} services, content sha256:{}) into {}",
@@ -261,7 +273,7 @@ fn catalog_pull(references: &[String]) -> ExitCode {
                 );
             }
             Ok(bundle) => {
-                for p in bundle.problems.iter().filter(|p| !p.warning) {
+                for p in bundle.problems.iter().filter(|p| !p.is_warning()) {
                     crate::log!(Level::Error, "{p}");
                 }
                 failed = true;
@@ -311,9 +323,16 @@ fn catalog_view(reference: &str) -> ExitCode {
     let borrows = bundle.standard_pattern.take();
     let (catalog, errors) = Catalog::merge(vec![bundle], false);
     for e in &errors {
-        crate::log!(if e.warning { Level::Warn } else { Level::Error }, "{e}");
+        crate::log!(
+            if e.is_warning() {
+                Level::Warn
+            } else {
+                Level::Error
+            },
+            "{e}"
+        );
     }
-    if errors.iter().any(|e| !e.warning) {
+    if errors.iter().any(|e| !e.is_warning()) {
         return ExitCode::from(1);
     }
     let Some(info) = catalog.bundles.first() else {
@@ -478,7 +497,7 @@ fn catalog_lint(
         let lend_only = pattern.is_some() && !with_builtin;
         let (catalog, mut problems) = Catalog::merge(bundles, lend_only);
         // Rendering a catalog that did not load cleanly would only repeat its errors.
-        if !problems.iter().any(|e| !e.warning) {
+        if !problems.iter().any(|e| !e.is_warning()) {
             let linted = bundle_label.as_str();
             let renderer = crate::render::Renderer::new(&catalog);
             let schemas = crate::service::Schemas::new();
@@ -490,17 +509,21 @@ fn catalog_lint(
             ));
         }
         for e in &mut problems {
-            failed |= !e.warning;
+            failed |= !e.is_warning();
             // A template that needs a cluster value (the built-in pattern's cluster.repoURL
             // for kubara charts) is no fault of the catalog: say how to give one.
-            if !e.warning && cluster_values.is_empty() && e.message.contains("cluster.") {
+            if !e.is_warning() && cluster_values.is_empty() && e.message.contains("cluster.") {
                 e.message.push_str(
                     "; this test render has no cluster values: give them with `--cluster KEY=VALUE`",
                 );
             }
-            let _ = writeln!(err, "{}: {e}", if e.warning { "warning" } else { "error" });
+            let _ = writeln!(
+                err,
+                "{}: {e}",
+                if e.is_warning() { "warning" } else { "error" }
+            );
         }
-        if !problems.iter().any(|e| !e.warning) {
+        if !problems.iter().any(|e| !e.is_warning()) {
             // Only the linted catalog counts, not one loaded to lend it a pattern.
             let linted = catalog
                 .bundles

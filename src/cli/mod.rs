@@ -253,7 +253,9 @@ fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
     for (i, c) in args.catalogs.iter().enumerate() {
         settings.catalogs.push(CatalogEntry {
             source: CatalogRef::Path(c.clone()),
-            field: format!("--catalog[{i}]"),
+            field: crate::diagnostics::FieldPath::root()
+                .key("--catalog")
+                .index(i),
             standard_pattern: None,
         });
     }
@@ -266,8 +268,12 @@ fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
         pipeline::load_catalogs(&settings, &[], &RunContext::default(), &remote);
     let mut failed = false;
     for (e, _) in errors {
-        let level = if e.warning { Level::Warn } else { Level::Error };
-        failed |= !e.warning;
+        let level = if e.is_warning() {
+            Level::Warn
+        } else {
+            Level::Error
+        };
+        failed |= !e.is_warning();
         crate::log!(level, "{e}");
     }
     if failed { None } else { Some(catalog) }

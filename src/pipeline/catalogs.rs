@@ -13,7 +13,6 @@ use crate::remote::LazyRemote;
 use crate::resource_list;
 use crate::results::{KrmResult, Results, Severity};
 use crate::service::definition::SERVICES_GROUP;
-use crate::strict::join;
 
 /// Load the catalogs the run needs and report their problems. The config item and inline
 /// catalogs among `items` are read in full first (they may be skeletons). `None` when a
@@ -53,7 +52,7 @@ pub(super) fn load(
             match &need {
                 Some(why) => e.message = format!("{}; it may be needed: {why}", e.message),
                 None => {
-                    e.warning = true;
+                    e.severity = Severity::Warning;
                     e.message = format!(
                         "{}; continuing without it, as no item needs it (every item is of a kind a loaded catalog or Kubernetes defines)",
                         e.message
@@ -70,7 +69,7 @@ pub(super) fn load(
             catalog.services().len()
         );
     }
-    let catalog_failed = catalog_errors.iter().any(|(e, _)| !e.warning);
+    let catalog_failed = catalog_errors.iter().any(|(e, _)| !e.is_warning());
     for (error, field) in catalog_errors {
         results.push(catalog_result(&error, field.as_deref(), items, config_ref));
     }
@@ -112,14 +111,17 @@ pub fn load_catalogs(
         };
         if entry.standard_pattern.is_some() {
             bundle.standard_pattern.clone_from(&entry.standard_pattern);
-            pattern_fields.push((bundle.origin.label(), join(&entry.field, "standardPattern")));
+            pattern_fields.push((
+                bundle.origin.label(),
+                entry.field.key("standardPattern").to_string(),
+            ));
         }
-        let failed = bundle.problems.iter().any(|e| !e.warning);
+        let failed = bundle.problems.iter().any(|e| !e.is_warning());
         // Problems of a configured source point at its entry in the function config.
         errors.extend(
             std::mem::take(&mut bundle.problems)
                 .into_iter()
-                .map(|e| (e, Some(entry.field.clone()))),
+                .map(|e| (e, Some(entry.field.to_string()))),
         );
         // The same catalog named twice (baked into the image and listed in the config) is
         // loaded once: same content digest, same catalog.
@@ -228,11 +230,7 @@ fn catalog_result(
     items: &[Value],
     config: Option<&Value>,
 ) -> KrmResult {
-    let severity = if e.warning {
-        Severity::Warning
-    } else {
-        Severity::Error
-    };
+    let severity = e.severity;
     if let Some(item) = e.item.and_then(|i| items.get(i)) {
         let mut message = e.message.clone();
         if let Some(file) = &e.file {
@@ -240,7 +238,7 @@ fn catalog_result(
         }
         return KrmResult::new(severity, message)
             .about(item)
-            .at(e.path.clone())
+            .at(e.path.to_string())
             .tag("catalog", e.source.clone());
     }
     let mut r = KrmResult::new(severity, e.to_string()).tag("catalog", e.source.clone());

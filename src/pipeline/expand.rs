@@ -10,12 +10,13 @@ use super::input::{gvk_of, problem_result};
 use super::output::{Provenance, drop_duplicates, generated_path, invalid_names, stamp};
 use crate::catalog::{Catalog, Kind, Service};
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
+use crate::diagnostics::{FieldPath, PathSegment};
 use crate::render::{self, Renderer, Scope};
 use crate::resource_list;
 use crate::results::{KrmResult, Results, Severity};
 use crate::service::definition::{self, Status};
 use crate::service::{Schemas, instance, legacy};
-use crate::strict::{Problem, Reader, join};
+use crate::strict::{Problem, Reader};
 use crate::suggest;
 
 /// What expansion produced.
@@ -123,38 +124,37 @@ pub(super) fn expand(
 fn where_to_set(
     item: &Value,
     service: &Service,
-    base: &str,
+    base: &FieldPath,
     problems: Vec<Problem>,
 ) -> Vec<Problem> {
     let Some(schema) = &service.definition.config_schema else {
         return problems;
     };
     let kind = resource_list::str_at(item, &["kind"]);
-    let config = join(base, "config");
+    let config = base.key("config");
     problems
         .into_iter()
         .map(|mut p| {
             if p.message != "Required value" {
                 return p;
             }
-            let Some(rest) = p.path.strip_prefix(config.as_str()) else {
+            if !p.path.starts_with(&config) {
                 return p;
-            };
-            // Only plain keys: bracketed segments are not property paths of the schema.
-            let keys: Vec<String> = rest
-                .split('.')
-                .filter(|k| !k.is_empty())
-                .map(str::to_owned)
-                .collect();
-            if keys.iter().any(|k| k.contains('[')) {
-                return p;
+            }
+            // Only keys: list indexes are not property paths of the schema.
+            let mut keys: Vec<String> = Vec::new();
+            for segment in &p.path.segments()[config.segments().len()..] {
+                match segment {
+                    PathSegment::Key(k) => keys.push(k.clone()),
+                    PathSegment::Index(_) => return p,
+                }
             }
             let Some(sub) = definition::subschema(schema.raw(), &keys) else {
                 return p;
             };
-            let mut fields: Vec<String> = definition::must_choose(sub)
+            let mut fields: Vec<FieldPath> = definition::must_choose(sub)
                 .into_iter()
-                .map(|inner| inner.iter().fold(p.path.clone(), |path, k| join(&path, k)))
+                .map(|inner| inner.iter().fold(p.path.clone(), |path, k| path.key(k)))
                 .collect();
             if fields.is_empty() {
                 fields.push(p.path.clone());
@@ -247,7 +247,7 @@ impl Expander<'_, '_> {
             if config::SETTING_KEYS.contains(&k) {
                 if !is_config {
                     problems.push(Problem::new(
-                        join("spec", k),
+                        FieldPath::parse("spec").key(k),
                         format!("{k} is only valid on the function config"),
                     ));
                 }
@@ -257,7 +257,7 @@ impl Expander<'_, '_> {
                 let mut candidates: Vec<&str> = extra_allowed.to_vec();
                 candidates.extend(config::ITEM_SETTING_KEYS);
                 let hint = suggest::hint(k, candidates);
-                let path = join("spec", k);
+                let path = FieldPath::parse("spec").key(k);
                 let message = format!("unknown field \"{path}\"{hint}");
                 problems.push(Problem::new(path, message));
                 continue;
@@ -396,11 +396,10 @@ impl Expander<'_, '_> {
             let errors = schema.validate(item);
             if !errors.is_empty() {
                 for e in errors {
-                    let path = instance::segments_path("", &e.path);
                     self.results.push(
                         KrmResult::error(e.message)
                             .about(item)
-                            .at(path)
+                            .at(e.path.to_string())
                             .tag("schema", "catalog version"),
                     );
                 }
@@ -413,18 +412,20 @@ impl Expander<'_, '_> {
         }
         let unknown = self.settings.unknown_fields;
         let raw = Value::Object(rest);
-        let prepared = match instance::prepare(self.schemas, def, &raw, "spec", unknown) {
-            Ok(p) => {
-                self.push_problems(item, p.warnings.clone(), Severity::Warning);
-                p
-            }
-            Err(rejected) => {
-                self.push_problems(item, rejected.warnings, Severity::Warning);
-                let problems = where_to_set(item, service, "spec", rejected.errors);
-                self.push_problems(item, problems, Severity::Error);
-                return Vec::new();
-            }
-        };
+        let prepared =
+            match instance::prepare(self.schemas, def, &raw, &FieldPath::parse("spec"), unknown) {
+                Ok(p) => {
+                    self.push_problems(item, p.warnings.clone(), Severity::Warning);
+                    p
+                }
+                Err(rejected) => {
+                    self.push_problems(item, rejected.warnings, Severity::Warning);
+                    let problems =
+                        where_to_set(item, service, &FieldPath::parse("spec"), rejected.errors);
+                    self.push_problems(item, problems, Severity::Error);
+                    return Vec::new();
+                }
+            };
         if prepared.status == Status::Disabled {
             return Vec::new();
         }
@@ -490,7 +491,7 @@ impl Expander<'_, '_> {
             .iter()
             .map(|s| s.definition.id.as_str())
             .collect();
-        let migration = legacy::migrate(&mut services, "spec.services", &ids);
+        let migration = legacy::migrate(&mut services, &FieldPath::parse("spec.services"), &ids);
         self.push_problems(item, migration.notes, Severity::Warning);
         if !migration.errors.is_empty() {
             self.push_problems(item, migration.errors, Severity::Error);
@@ -520,7 +521,7 @@ impl Expander<'_, '_> {
                     self.results.push(
                         KrmResult::error(format!("unknown service \"{key}\"{hint}"))
                             .about(item)
-                            .at(join("spec.services", key)),
+                            .at(FieldPath::parse("spec.services").key(key).to_string()),
                     );
                     failed = true;
                 }
@@ -551,7 +552,7 @@ impl Expander<'_, '_> {
             self.results.push(
                 KrmResult::warning(message)
                     .about(item)
-                    .at(join("spec.services", id)),
+                    .at(FieldPath::parse("spec.services").key(id).to_string()),
             );
         }
         for service in catalog.services() {
@@ -566,7 +567,7 @@ impl Expander<'_, '_> {
                 .cloned()
                 .unwrap_or_else(|| Value::Object(Map::new()));
             let unknown = self.settings.unknown_fields;
-            let field = join("spec.services", id);
+            let field = FieldPath::parse("spec.services").key(id);
             match instance::prepare(self.schemas, &service.definition, &raw, &field, unknown) {
                 Ok(p) => {
                     self.push_problems(item, p.warnings.clone(), Severity::Warning);
@@ -593,7 +594,9 @@ impl Expander<'_, '_> {
         let mut out = Vec::new();
         for (service, p) in prepared {
             if p.status == Status::Enabled {
-                let field = join("spec.services", &service.definition.id);
+                let field = FieldPath::parse("spec.services")
+                    .key(&service.definition.id)
+                    .to_string();
                 out.extend(self.render_service(item, service, &p, &render_scope, &field));
             }
         }

@@ -71,9 +71,9 @@ pub(super) fn hydrate(
 
 /// A config or schema problem as a result, about `item` when there is one.
 pub(super) fn problem_result(severity: Severity, p: &Problem, item: Option<&Value>) -> KrmResult {
-    let mut r = KrmResult::new(severity, p.message.clone()).at(p.path.clone());
+    let mut r = KrmResult::new(severity, p.message.clone()).at(p.path.to_string());
     if let Some(item) = item {
-        r = r.about(item).at(p.path.clone());
+        r = r.about(item).at(p.path.to_string());
     }
     r
 }

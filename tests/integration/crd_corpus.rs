@@ -10,6 +10,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use krm_catalog::catalog::{Bundle, Catalog, Origin};
+use krm_catalog::diagnostics::FieldPath;
 use krm_catalog::schema::defaulting;
 use krm_catalog::schema::{self, ConfigSchema};
 use krm_catalog::service::Schemas;
@@ -137,7 +138,7 @@ fn admit(v: &Version, obj: &Value) -> Result<Value, Vec<String>> {
     let mut x = obj.clone();
     let mut errors: Vec<String> = schema::prune(&mut x, Some(structural), true)
         .iter()
-        .map(|removed| instance::unknown_field("", structural, removed).to_string())
+        .map(|removed| instance::unknown_field(&FieldPath::root(), structural, removed).to_string())
         .collect();
     defaulting::prune_non_nullable_nulls_without_defaults(&mut x, Some(structural));
     defaulting::default(&mut x, Some(structural));
@@ -169,7 +170,7 @@ fn service_catalog(v: &Version) -> Catalog {
     );
     let hard: Vec<String> = errors
         .iter()
-        .filter(|e| !e.warning)
+        .filter(|e| !e.is_warning())
         .map(ToString::to_string)
         .collect();
     assert!(
@@ -244,7 +245,7 @@ fn issue8_every_corpus_example_is_admitted_and_its_spec_is_a_valid_config() {
             &Schemas::new(),
             &service.definition,
             &json!({"config": obj["spec"]}),
-            "spec",
+            &FieldPath::parse("spec"),
             UnknownFields::Strict,
         )
         .unwrap_or_else(|p| panic!("{file}: the spec is rejected as a config: {p:?}"));

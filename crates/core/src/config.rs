@@ -5,8 +5,9 @@
 use serde_json::{Map, Value};
 
 use crate::catalog_ref::{CatalogRef, Digest};
+use crate::diagnostics::FieldPath;
 use crate::service::instance::UnknownFields;
-use crate::strict::{Problem, Reader, index, join};
+use crate::strict::{Problem, Reader};
 use crate::suggest;
 
 /// Our own API group.
@@ -56,7 +57,7 @@ pub struct CatalogEntry {
     /// The source.
     pub source: CatalogRef,
     /// Field path in the function config, e.g. `spec.catalogs[1]`.
-    pub field: String,
+    pub field: FieldPath,
     /// `standardPattern`: whose `templates/` render this catalog's services when it has none
     /// of its own (`builtin`, or another loaded catalog's name).
     pub standard_pattern: Option<String>,
@@ -259,7 +260,11 @@ pub fn read_spec(spec: &Value, problems: &mut Vec<Problem>) -> Settings {
     settings
 }
 
-fn read_catalogs(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Vec<CatalogEntry> {
+fn read_catalogs(
+    value: &Value,
+    path: &FieldPath,
+    problems: &mut Vec<Problem>,
+) -> Vec<CatalogEntry> {
     let Value::Array(list) = value else {
         problems.push(Problem::new(
             path,
@@ -269,7 +274,7 @@ fn read_catalogs(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Vec<
     };
     let mut out = Vec::new();
     for (i, entry) in list.iter().enumerate() {
-        let field = index(path, i);
+        let field = path.index(i);
         let mut r = Reader::new(entry, &field, problems);
         r.deny_unknown(&["path", "url", "sha256", "oci", "standardPattern"]);
         let standard_pattern = r.string("standardPattern");
@@ -290,7 +295,7 @@ fn read_catalogs(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Vec<
         }
         if sha256.is_some() && url.is_none() {
             problems.push(Problem::new(
-                join(&field, "sha256"),
+                field.key("sha256"),
                 "sha256 pins a url source; pin OCI sources with @sha256: in the reference",
             ));
         }
@@ -298,13 +303,13 @@ fn read_catalogs(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Vec<
             Ok(digest) => digest,
             Err(e) => {
                 // The run stops at config problems: this entry is never loaded.
-                problems.push(Problem::new(join(&field, "sha256"), e.to_string()));
+                problems.push(Problem::new(field.key("sha256"), e.to_string()));
                 None
             }
         };
         let source = if let Some(p) = p {
             if p.trim().is_empty() {
-                problems.push(Problem::new(join(&field, "path"), "must not be empty"));
+                problems.push(Problem::new(field.key("path"), "must not be empty"));
                 continue;
             }
             CatalogRef::Path(p)
@@ -320,7 +325,7 @@ fn read_catalogs(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Vec<
             .is_some_and(|s| s.trim().is_empty())
         {
             problems.push(Problem::new(
-                join(&field, "standardPattern"),
+                field.key("standardPattern"),
                 "must name a catalog (\"builtin\" or a loaded catalog's name), not be empty",
             ));
             continue;
@@ -344,13 +349,13 @@ pub fn env_catalogs() -> Vec<CatalogEntry> {
         .map(|(i, p)| CatalogEntry {
             // `:` separates entries, so no entry is a URL: each is a path.
             source: CatalogRef::Path(p.to_owned()),
-            field: format!("{}[{i}]", crate::env::CATALOGS),
+            field: FieldPath::root().key(crate::env::CATALOGS).index(i),
             standard_pattern: None,
         })
         .collect()
 }
 
-fn read_functions(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Functions {
+fn read_functions(value: &Value, path: &FieldPath, problems: &mut Vec<Problem>) -> Functions {
     let mut f = Functions::default();
     let mut r = Reader::new(value, path, problems);
     r.deny_unknown(&[
@@ -386,7 +391,7 @@ fn read_functions(value: &Value, path: &str, problems: &mut Vec<Problem>) -> Fun
     f
 }
 
-fn parse_bool(value: &str, path: &str, problems: &mut Vec<Problem>) -> Option<bool> {
+fn parse_bool(value: &str, path: &FieldPath, problems: &mut Vec<Problem>) -> Option<bool> {
     match value.trim() {
         "true" => Some(true),
         "false" => Some(false),
@@ -418,7 +423,7 @@ fn read_configmap(config: &Value, problems: &mut Vec<Problem>) -> Settings {
     let map = r.map().clone();
     drop(r);
     for (key, value) in &map {
-        let path = join("data", key);
+        let path = FieldPath::parse("data").key(key);
         let Some(text) = value.as_str() else {
             problems.push(Problem::new(
                 &path,
@@ -434,7 +439,7 @@ fn read_configmap(config: &Value, problems: &mut Vec<Problem>) -> Settings {
         match key.as_str() {
             "catalogs" => {
                 for (i, entry) in split_list(text).into_iter().enumerate() {
-                    let field = format!("{path}[{i}]");
+                    let field = path.index(i);
                     let source = match entry.parse::<CatalogRef>() {
                         Ok(source) => source,
                         Err(e) => {
@@ -595,6 +600,6 @@ mod unknown_fields_tests {
         let bad = parse(Some(&json!({"apiVersion": API_VERSION, "kind": KIND,
             "spec": {"unknownFields": "strict"}})));
         assert_eq!(bad.problems.len(), 1, "{:?}", bad.problems);
-        assert_eq!(bad.problems[0].path, "spec.unknownFields");
+        assert_eq!(bad.problems[0].path.to_string(), "spec.unknownFields");
     }
 }

@@ -1,10 +1,11 @@
 //! `krm-catalog-core`: the catalog model of `krm-catalog`, everything a catalog is and does
 //! without a ResourceList around it: [`catalog`] (bundles, the KEP-2906 and kubara formats,
 //! merge, editor schemas), [`catalog_ref`] (a catalog reference and its pin), [`config`]
-//! (the function config), [`schema`] (CRD `openAPIV3Schema`: checks, defaulting, pruning,
-//! validation), [`service`] (definitions, instances, their schema cache), [`template`] (the
-//! minijinja sandbox), [`render`] (a catalog's services into manifests), [`lint`], and
-//! [`yaml`], the only door YAML goes through.
+//! (the function config), [`diagnostics`] (severity and field paths of every finding),
+//! [`schema`] (CRD `openAPIV3Schema`: checks, defaulting, pruning, validation), [`service`]
+//! (definitions, instances, their schema cache), [`template`] (the minijinja sandbox),
+//! [`render`] (a catalog's services into manifests), [`lint`], and [`yaml`], the only door YAML
+//! goes through.
 //!
 //! It is a crate of its own so that `krm-catalog`'s build script can check the built-in catalog
 //! with the very code the binary runs.
@@ -12,6 +13,7 @@
 pub mod catalog;
 pub mod catalog_ref;
 pub mod config;
+pub mod diagnostics;
 pub mod env;
 pub mod gvk;
 pub mod lint;

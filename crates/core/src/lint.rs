@@ -6,6 +6,7 @@
 use serde_json::{Map, Value, json};
 
 use crate::catalog::{Catalog, CatalogError, Kind, Service};
+use crate::diagnostics::{FieldPath, PathSegment};
 use crate::render::{self, Renderer, Scope};
 use crate::service::Schemas;
 use crate::service::definition::{Status, example_value};
@@ -67,7 +68,7 @@ pub fn lint_only(
             schemas,
             &service.definition,
             &defaults_only,
-            "",
+            &FieldPath::root(),
             instance::UnknownFields::Strict,
         ) {
             Ok(p) => p,
@@ -90,7 +91,7 @@ pub fn lint_only(
                     schemas,
                     &service.definition,
                     &with_examples,
-                    "",
+                    &FieldPath::root(),
                     instance::UnknownFields::Strict,
                 ) {
                     Ok(p) => p,
@@ -149,7 +150,11 @@ fn default_config_problems(
     let enabled_by_default = service.definition.status == Status::Enabled;
     let mut out = Vec::new();
     for p in problems {
-        let at = format!("config{}", p.path.strip_prefix("config").unwrap_or(&p.path));
+        // Instance paths of a config value start at `config` already.
+        let at = match p.path.segments().first() {
+            Some(PathSegment::Key(k)) if k == "config" => p.path.clone(),
+            _ => FieldPath::parse("config").join(&p.path),
+        };
         if p.message == "Required value" {
             if enabled_by_default {
                 out.push(
@@ -237,6 +242,7 @@ fn unpinned_runtimes(catalog: &Catalog) -> Vec<CatalogError> {
 mod tests {
     use super::*;
     use crate::catalog::{Bundle, Origin};
+    use crate::diagnostics::Severity;
 
     fn catalog(status: &str, schema: &str) -> (Catalog, Vec<CatalogError>) {
         let definition = format!(
@@ -261,7 +267,7 @@ mod tests {
         assert!(load.is_empty(), "{load:?}");
         let found = lint(&c, &Map::new());
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].warning, "{found:?}");
+        assert_eq!(found[0].severity, Severity::Warning, "{found:?}");
         assert_eq!(
             found[0].to_string(),
             "catalog test: services/demo.yaml: config.email: \"demo\" is enabled by default, but its defaults leave config.email unset: every user must set it (or give it a default)"
@@ -296,7 +302,7 @@ mod tests {
             "    type: object\n    properties:\n      level:\n        type: string\n        pattern: '^(?i)(abort|warn)?$'\n        default: fail\n",
         );
         assert_eq!(load.len(), 1, "{load:?}");
-        assert!(!load[0].warning);
+        assert_eq!(load[0].severity, Severity::Error);
         assert_eq!(
             load[0].to_string(),
             "catalog test: services/demo.yaml: spec.configSchema.properties.level.default: invalid default: Invalid value: \"fail\": must match the regular expression \"^(?i)(abort|warn)?$\""

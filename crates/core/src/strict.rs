@@ -7,20 +7,21 @@
 
 use serde_json::{Map, Value};
 
+use crate::diagnostics::FieldPath;
 use crate::suggest;
 
 /// One problem found while reading a document: where (a field path) and what.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Problem {
-    /// Field path in dot/`[i]` notation, e.g. `spec.catalogs[0].path`.
-    pub path: String,
+    /// Where, e.g. `spec.catalogs[0].path`.
+    pub path: FieldPath,
     /// What is wrong, without the path.
     pub message: String,
 }
 
 impl Problem {
-    /// A problem at `path`.
-    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+    /// A problem at `path` (a [`FieldPath`], or a literal path such as `"spec.chartPath"`).
+    pub fn new(path: impl Into<FieldPath>, message: impl Into<String>) -> Self {
         Self {
             path: path.into(),
             message: message.into(),
@@ -36,24 +37,6 @@ impl std::fmt::Display for Problem {
             write!(f, "{}: {}", self.path, self.message)
         }
     }
-}
-
-/// Join a parent path and a key the way Kubernetes field paths read: `a.b`, `a[key.with.dots]`.
-pub fn join(parent: &str, key: &str) -> String {
-    let plain = !key.is_empty()
-        && key
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    match (parent.is_empty(), plain) {
-        (true, true) => key.to_owned(),
-        (false, true) => format!("{parent}.{key}"),
-        (_, false) => format!("{parent}[{key}]"),
-    }
-}
-
-/// `parent[i]`.
-pub fn index(parent: &str, i: usize) -> String {
-    format!("{parent}[{i}]")
 }
 
 /// Human name of a JSON type, for messages.
@@ -72,20 +55,25 @@ pub fn type_name(value: &Value) -> &'static str {
 /// Reads the fields of one object, recording problems instead of stopping.
 pub struct Reader<'a> {
     map: &'a Map<String, Value>,
-    path: String,
+    path: FieldPath,
     problems: &'a mut Vec<Problem>,
 }
 
 impl<'a> Reader<'a> {
     /// Start reading `value` at `path`; a non-object records a problem and reads as empty.
-    pub fn new(value: &'a Value, path: &str, problems: &'a mut Vec<Problem>) -> Self {
+    pub fn new(
+        value: &'a Value,
+        path: impl Into<FieldPath>,
+        problems: &'a mut Vec<Problem>,
+    ) -> Self {
         static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+        let path = path.into();
         let map = match value {
             Value::Object(map) => map,
             Value::Null => EMPTY.get_or_init(Map::new),
             other => {
                 problems.push(Problem::new(
-                    path,
+                    &path,
                     format!("must be an object, not {}", type_name(other)),
                 ));
                 EMPTY.get_or_init(Map::new)
@@ -93,19 +81,19 @@ impl<'a> Reader<'a> {
         };
         Self {
             map,
-            path: path.to_owned(),
+            path,
             problems,
         }
     }
 
     /// The path of this object.
-    pub fn path(&self) -> &str {
+    pub fn path(&self) -> &FieldPath {
         &self.path
     }
 
     /// Path of a field of this object.
-    pub fn field_path(&self, key: &str) -> String {
-        join(&self.path, key)
+    pub fn field_path(&self, key: &str) -> FieldPath {
+        self.path.key(key)
     }
 
     /// Record a problem at a field of this object.
@@ -179,7 +167,7 @@ impl<'a> Reader<'a> {
                     match item {
                         Value::String(s) => out.push(s.clone()),
                         other => {
-                            let path = index(&self.field_path(key), i);
+                            let path = self.field_path(key).index(i);
                             self.problems.push(Problem::new(
                                 path,
                                 format!("must be a string, not {}", type_name(other)),
@@ -219,7 +207,7 @@ impl<'a> Reader<'a> {
                     out.insert(k.clone(), v.clone());
                 }
                 other => {
-                    let path = join(&self.field_path(key), k);
+                    let path = self.field_path(key).key(k);
                     self.problems.push(Problem::new(
                         path,
                         format!("must be a string, not {}", type_name(other)),
@@ -273,18 +261,5 @@ mod tests {
                 "spec.catalgos: unknown field \"spec.catalgos\" (did you mean \"catalogs\"?)",
             ]
         );
-    }
-
-    #[test]
-    fn paths_bracket_keys_that_are_not_identifiers() {
-        assert_eq!(
-            join("metadata.annotations", "cert-manager.io/issuer"),
-            "metadata.annotations[cert-manager.io/issuer]"
-        );
-        assert_eq!(
-            join("spec.services", "cert-manager"),
-            "spec.services.cert-manager"
-        );
-        assert_eq!(join("", "spec"), "spec");
     }
 }

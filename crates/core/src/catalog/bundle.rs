@@ -13,6 +13,7 @@ use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 use super::{CatalogError, is_partial};
+use crate::diagnostics::FieldPath;
 use crate::service::definition::{self, KUBARA_API_VERSION, ServiceDefinition};
 use crate::strict::{Problem, Reader};
 use crate::yaml;
@@ -273,7 +274,7 @@ impl Loader {
         &mut self,
         file: Option<&str>,
         item: Option<usize>,
-        path: &str,
+        path: impl Into<FieldPath>,
         message: impl Into<String>,
     ) {
         let mut e = CatalogError::new(&self.source, message)
@@ -513,11 +514,11 @@ impl Loader {
             }
             match crate::template::check_krm_object(&doc.value) {
                 Ok(()) => objects.push(doc.value),
-                Err(msg) => self.error(
+                Err(e) => self.error(
                     Some(name),
                     None,
                     "",
-                    format!("document at line {}: {msg}", doc.line),
+                    format!("document at line {}: {e}", doc.line),
                 ),
             }
         }

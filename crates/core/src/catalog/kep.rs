@@ -9,9 +9,10 @@
 
 use serde_json::Value;
 
+use crate::diagnostics::FieldPath;
 use crate::gvk::{self, Gvk};
 use crate::schema::ConfigSchema;
-use crate::strict::{Problem, Reader, index, join};
+use crate::strict::{Problem, Reader};
 
 /// The API version of KEP catalog documents.
 pub const API_VERSION: &str = "config.kubernetes.io/v1alpha1";
@@ -112,7 +113,7 @@ pub struct Function {
     /// Versions, each with its own schema and runtime.
     pub versions: Vec<Version>,
     /// Field path of this entry in its document (`spec.krmFunctions[2]`).
-    pub path: String,
+    pub path: FieldPath,
 }
 
 impl Function {
@@ -153,9 +154,11 @@ pub fn parse(doc: &Value) -> Result<(Option<String>, Vec<Function>), Vec<Problem
     match spec.get("krmFunctions") {
         Some(Value::Array(list)) => {
             for (i, entry) in list.iter().enumerate() {
-                if let Some(f) =
-                    parse_function(entry, &index("spec.krmFunctions", i), &mut problems)
-                {
+                if let Some(f) = parse_function(
+                    entry,
+                    &FieldPath::parse("spec.krmFunctions").index(i),
+                    &mut problems,
+                ) {
                     functions.push(f);
                 }
             }
@@ -176,7 +179,11 @@ pub fn parse(doc: &Value) -> Result<(Option<String>, Vec<Function>), Vec<Problem
     }
 }
 
-fn parse_function(entry: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<Function> {
+fn parse_function(
+    entry: &Value,
+    path: &FieldPath,
+    problems: &mut Vec<Problem>,
+) -> Option<Function> {
     let before = problems.len();
     let mut r = Reader::new(entry, path, problems);
     // `kind` at the top is the KEP's "example representation" spelling of `names.kind`;
@@ -204,12 +211,12 @@ fn parse_function(entry: &Value, path: &str, problems: &mut Vec<Problem>) -> Opt
     let versions_value = entry.get("versions").cloned();
     let mut kind = legacy_kind.clone().unwrap_or_default();
     if let Some(names) = &names {
-        let mut n = Reader::new(names, &join(path, "names"), problems);
+        let mut n = Reader::new(names, path.key("names"), problems);
         n.deny_unknown(&["kind"]);
         if let Some(k) = n.string("kind") {
             if let Some(direct) = legacy_kind.as_ref().filter(|d| **d != k) {
                 problems.push(Problem::new(
-                    join(path, "kind"),
+                    path.key("kind"),
                     format!(
                         "kind \"{direct}\" disagrees with names.kind \"{k}\"; write the kind once, as names.kind"
                     ),
@@ -221,20 +228,20 @@ fn parse_function(entry: &Value, path: &str, problems: &mut Vec<Problem>) -> Opt
     // An entry-level runtime is the runtime of every version that has none of its own.
     let entry_runtime = entry
         .get("runtime")
-        .and_then(|rt| parse_runtime(rt, &join(path, "runtime"), problems));
+        .and_then(|rt| parse_runtime(rt, &path.key("runtime"), problems));
     let parent = EntryRuntime {
         runtime: entry_runtime.as_ref(),
         has_runtime: entry.get("runtime").is_some(),
     };
     if !gvk::is_dns_subdomain(&group) {
         problems.push(Problem::new(
-            join(path, "group"),
+            path.key("group"),
             format!("group \"{group}\" must be a DNS subdomain"),
         ));
     }
     if kind.is_empty() || !kind.starts_with(|c: char| c.is_ascii_uppercase()) {
         problems.push(Problem::new(
-            join(path, "names.kind"),
+            path.key("names").key("kind"),
             format!("kind \"{kind}\" must be set and PascalCase"),
         ));
     }
@@ -242,11 +249,11 @@ fn parse_function(entry: &Value, path: &str, problems: &mut Vec<Problem>) -> Opt
     match &versions_value {
         Some(Value::Array(list)) if !list.is_empty() => {
             for (i, v) in list.iter().enumerate() {
-                let vpath = index(&join(path, "versions"), i);
+                let vpath = path.key("versions").index(i);
                 if let Some(v) = parse_version(v, &vpath, &parent, problems) {
                     if versions.iter().any(|x: &Version| x.name == v.name) {
                         problems.push(Problem::new(
-                            join(&index(&join(path, "versions"), i), "name"),
+                            path.key("versions").index(i).key("name"),
                             format!("version \"{}\" is defined twice", v.name),
                         ));
                     }
@@ -255,7 +262,7 @@ fn parse_function(entry: &Value, path: &str, problems: &mut Vec<Problem>) -> Opt
             }
         }
         _ => problems.push(Problem::new(
-            join(path, "versions"),
+            path.key("versions"),
             "must be a non-empty list of versions",
         )),
     }
@@ -265,7 +272,7 @@ fn parse_function(entry: &Value, path: &str, problems: &mut Vec<Problem>) -> Opt
         description,
         publisher,
         versions,
-        path: path.to_owned(),
+        path: path.clone(),
     })
 }
 
@@ -277,7 +284,7 @@ struct EntryRuntime<'a> {
 
 fn parse_version(
     v: &Value,
-    path: &str,
+    path: &FieldPath,
     parent: &EntryRuntime<'_>,
     problems: &mut Vec<Problem>,
 ) -> Option<Version> {
@@ -304,13 +311,13 @@ fn parse_version(
     let runtime_value = v.get("runtime").cloned();
     if !gvk::is_dns_label(&name) || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
         problems.push(Problem::new(
-            join(path, "name"),
+            path.key("name"),
             format!("version \"{name}\" must be a DNS label such as v1alpha1"),
         ));
     }
     let mut schema = None;
     if let Some(s) = schema_value {
-        let spath = join(path, "schema");
+        let spath = path.key("schema");
         let mut sr = Reader::new(&s, &spath, problems);
         sr.deny_unknown(&["openAPIV3Schema"]);
         if let Some(raw) = s.get("openAPIV3Schema") {
@@ -318,11 +325,7 @@ fn parse_version(
                 Ok(parsed) => schema = Some(parsed),
                 Err(errs) => {
                     for e in errs {
-                        let p = if e.path.is_empty() {
-                            join(&spath, "openAPIV3Schema")
-                        } else {
-                            format!("{spath}.openAPIV3Schema.{}", e.path)
-                        };
+                        let p = spath.key("openAPIV3Schema").join(&e.path);
                         problems.push(Problem::new(p, e.message));
                     }
                 }
@@ -330,13 +333,13 @@ fn parse_version(
         }
     }
     let runtime = match (runtime_value, entry_runtime) {
-        (Some(rt), _) => parse_runtime(&rt, &join(path, "runtime"), problems),
+        (Some(rt), _) => parse_runtime(&rt, &path.key("runtime"), problems),
         (None, Some(rt)) => Some(rt.clone()),
         // An entry-level runtime that did not parse has its own error already.
         (None, None) if parent.has_runtime => None,
         (None, None) => {
             problems.push(Problem::new(
-                join(path, "runtime"),
+                path.key("runtime"),
                 "missing runtime (container, exec or service), in this version or beside versions",
             ));
             None
@@ -355,7 +358,7 @@ fn parse_version(
     }
 }
 
-fn parse_runtime(rt: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<Runtime> {
+fn parse_runtime(rt: &Value, path: &FieldPath, problems: &mut Vec<Problem>) -> Option<Runtime> {
     let mut r = Reader::new(rt, path, problems);
     r.deny_unknown(&["container", "exec", "service", "starlark"]);
     let kinds: Vec<&str> = ["container", "exec", "service", "starlark"]
@@ -384,12 +387,12 @@ fn parse_runtime(rt: &Value, path: &str, problems: &mut Vec<Problem>) -> Option<
 fn parse_one_runtime(
     kind: &str,
     rt: &Value,
-    path: &str,
+    path: &FieldPath,
     problems: &mut Vec<Problem>,
 ) -> Option<Runtime> {
     match kind {
         "starlark" => {
-            let spath = join(path, "starlark");
+            let spath = path.key("starlark");
             match rt.get("starlark") {
                 // The KEP writes a URL string.
                 Some(Value::String(url)) if !url.trim().is_empty() => Some(Runtime::Starlark {
@@ -418,7 +421,7 @@ fn parse_one_runtime(
         }
         "container" => {
             let c = rt.get("container").cloned().unwrap_or(Value::Null);
-            let cpath = join(path, "container");
+            let cpath = path.key("container");
             let mut r = Reader::new(&c, &cpath, problems);
             r.deny_unknown(&[
                 "image",
@@ -442,14 +445,14 @@ fn parse_one_runtime(
                     require_storage_mount,
                 }),
                 _ => {
-                    problems.push(Problem::new(join(&cpath, "image"), "missing image"));
+                    problems.push(Problem::new(cpath.key("image"), "missing image"));
                     None
                 }
             }
         }
         "exec" => {
             let e = rt.get("exec").cloned().unwrap_or(Value::Null);
-            let epath = join(path, "exec");
+            let epath = path.key("exec");
             let mut r = Reader::new(&e, &epath, problems);
             r.deny_unknown(&["platforms", "platform"]);
             let key = if e.get("platforms").is_some() {
@@ -459,14 +462,14 @@ fn parse_one_runtime(
             };
             let Some(Value::Array(list)) = e.get(key) else {
                 problems.push(Problem::new(
-                    join(&epath, "platforms"),
+                    epath.key("platforms"),
                     "must be a non-empty list of platforms",
                 ));
                 return None;
             };
             let mut platforms = Vec::new();
             for (i, p) in list.iter().enumerate() {
-                let ppath = index(&join(&epath, key), i);
+                let ppath = epath.key(key).index(i);
                 if !p.is_object() {
                     // One problem per bad entry, not "missing bin" and "missing uri" beside it.
                     problems.push(Problem::new(
@@ -488,10 +491,10 @@ fn parse_one_runtime(
                 let uri = r.string("uri").unwrap_or_default();
                 let sha256 = r.string("sha256");
                 if uri.is_empty() {
-                    problems.push(Problem::new(join(&ppath, "uri"), "missing uri"));
+                    problems.push(Problem::new(ppath.key("uri"), "missing uri"));
                 }
                 if bin.is_empty() {
-                    problems.push(Problem::new(join(&ppath, "bin"), "missing bin"));
+                    problems.push(Problem::new(ppath.key("bin"), "missing bin"));
                 }
                 platforms.push(Platform {
                     bin,
@@ -503,7 +506,7 @@ fn parse_one_runtime(
             }
             if list.is_empty() {
                 problems.push(Problem::new(
-                    join(&epath, key),
+                    epath.key(key),
                     "must be a non-empty list of platforms",
                 ));
             }
@@ -511,14 +514,14 @@ fn parse_one_runtime(
         }
         _ => {
             let s = rt.get("service").cloned().unwrap_or(Value::Null);
-            let spath = join(path, "service");
+            let spath = path.key("service");
             let mut r = Reader::new(&s, &spath, problems);
             r.deny_unknown(&["name"]);
             match r.string("name") {
                 Some(name) if !name.trim().is_empty() => Some(Runtime::Service { name }),
                 _ => {
                     problems.push(Problem::new(
-                        join(&spath, "name"),
+                        spath.key("name"),
                         "missing name of the ServiceDefinition",
                     ));
                     None

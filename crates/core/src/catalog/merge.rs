@@ -275,7 +275,7 @@ impl Catalog {
             };
             for (vi, version) in entry.function.versions.iter().enumerate() {
                 let gvk = entry.function.gvk(version);
-                let path = format!("{}.versions[{vi}]", entry.function.path);
+                let path = entry.function.path.key("versions").index(vi);
                 if let Some(prev) = kind_origin
                     .get(&gvk)
                     .copied()
@@ -307,7 +307,7 @@ impl Catalog {
                                         &label,
                                         format!("runtime service \"{name}\" is not a ServiceDefinition of this catalog"),
                                     )
-                                    .at(format!("{path}.runtime.service.name")),
+                                    .at(path.key("runtime").key("service").key("name")),
                                 ));
                                 continue;
                             }

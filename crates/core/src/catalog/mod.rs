@@ -15,6 +15,8 @@ pub use merge::{BundleInfo, Catalog, Kind, Service, TemplateRef};
 
 use std::fmt;
 
+use crate::diagnostics::{FieldPath, Severity};
+
 /// Catalog documents that name a catalog root (kubara `Catalog`).
 pub const KUBARA_CATALOG_KIND: &str = "Catalog";
 
@@ -27,12 +29,12 @@ pub struct CatalogError {
     pub file: Option<String>,
     /// Index of the input item, for inline catalogs.
     pub item: Option<usize>,
-    /// Field or schema path inside the document, when known.
-    pub path: String,
+    /// Field or schema path inside the document; empty when not known.
+    pub path: FieldPath,
     /// What is wrong.
     pub message: String,
-    /// Warnings do not fail the run.
-    pub warning: bool,
+    /// [`Severity::Error`] fails the run, [`Severity::Warning`] does not.
+    pub severity: Severity,
     /// The catalog could not be fetched at all (missing path, network, not cached): an error
     /// only when some item may need that catalog (KEP-2906 "Dependencies").
     pub unavailable: bool,
@@ -45,9 +47,9 @@ impl CatalogError {
             source: source.to_owned(),
             file: None,
             item: None,
-            path: String::new(),
+            path: FieldPath::root(),
             message: message.into(),
-            warning: false,
+            severity: Severity::Error,
             unavailable: false,
         }
     }
@@ -61,7 +63,7 @@ impl CatalogError {
 
     /// Attach a field path.
     #[must_use]
-    pub fn at(mut self, path: impl Into<String>) -> Self {
+    pub fn at(mut self, path: impl Into<FieldPath>) -> Self {
         self.path = path.into();
         self
     }
@@ -83,8 +85,13 @@ impl CatalogError {
     /// Make it a warning.
     #[must_use]
     pub fn warning(mut self) -> Self {
-        self.warning = true;
+        self.severity = Severity::Warning;
         self
+    }
+
+    /// Whether it is only a warning (does not fail the run).
+    pub fn is_warning(&self) -> bool {
+        self.severity == Severity::Warning
     }
 }
 

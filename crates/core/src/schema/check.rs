@@ -8,10 +8,11 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 
 use super::convert::{convert_format, is_int_or_string_pattern, node_types, to_json_schema};
-use super::decode::{Checker, Level, Props, SPath};
+use super::decode::{Checker, Level, Props};
 use super::prune::prune;
-use super::structural::{AdditionalProperties, SchemaProblem, Structural, quote, render_path};
+use super::structural::{AdditionalProperties, SchemaProblem, Structural, quote};
 use super::validate::{compile, validate_with};
+use crate::diagnostics::FieldPath;
 
 /// Where a junctor-only restriction applies, for messages.
 const IN_JUNCTOR: &str =
@@ -28,7 +29,7 @@ impl Structural {
     /// Every problem found, with its schema path.
     pub fn from_json(raw: &Value) -> Result<Structural, Vec<SchemaProblem>> {
         let mut checker = Checker::default();
-        let s = checker.structural(raw, &SPath::default(), Level::Root);
+        let s = checker.structural(raw, &FieldPath::default(), Level::Root);
         if checker.problems.is_empty() {
             Ok(s)
         } else {
@@ -39,7 +40,12 @@ impl Structural {
 
 impl Checker {
     /// Walk a structural (non-junctor) node and build its `Structural`.
-    pub(super) fn structural(&mut self, node: &Value, path: &SPath, level: Level) -> Structural {
+    pub(super) fn structural(
+        &mut self,
+        node: &Value,
+        path: &FieldPath,
+        level: Level,
+    ) -> Structural {
         let Some(p) = self.decode(node, path) else {
             return Structural::default();
         };
@@ -93,7 +99,7 @@ impl Checker {
     }
 
     /// `validateStructuralInvariants` plus the CRD keyword rules that need the whole node.
-    fn structural_rules(&mut self, p: &Props<'_>, s: &Structural, path: &SPath, level: Level) {
+    fn structural_rules(&mut self, p: &Props<'_>, s: &Structural, path: &FieldPath, level: Level) {
         if !p.type_given
             && !s.x_int_or_string
             && !s.x_preserve_unknown_fields
@@ -200,7 +206,7 @@ impl Checker {
         }
     }
 
-    fn embedded_rules(&mut self, s: &Structural, path: &SPath) {
+    fn embedded_rules(&mut self, s: &Structural, path: &FieldPath) {
         if s.type_ != "object" {
             self.problem(
                 &path.key("type"),
@@ -236,7 +242,7 @@ impl Checker {
     }
 
     /// `x-kubernetes-list-type`, `-list-map-keys` and `-map-type` rules.
-    fn list_rules(&mut self, p: &Props<'_>, s: &Structural, path: &SPath) {
+    fn list_rules(&mut self, p: &Props<'_>, s: &Structural, path: &FieldPath) {
         let lt_path = path.key("x-kubernetes-list-type");
         if let Some(lt) = p.list_type {
             if !matches!(lt, "atomic" | "set" | "map") {
@@ -308,7 +314,7 @@ impl Checker {
         }
     }
 
-    fn map_list_rules(&mut self, p: &Props<'_>, s: &Structural, path: &SPath) {
+    fn map_list_rules(&mut self, p: &Props<'_>, s: &Structural, path: &FieldPath) {
         let keys_path = path.key("x-kubernetes-list-map-keys");
         if p.list_map_keys.is_empty() {
             self.problem(
@@ -374,7 +380,7 @@ impl Checker {
     }
 
     /// Junctors of a structural node: their own rules, then completeness against `s`.
-    fn junctors(&mut self, p: &Props<'_>, s: &Structural, path: &SPath) {
+    fn junctors(&mut self, p: &Props<'_>, s: &Structural, path: &FieldPath) {
         // The two int-or-string exceptions (`isIntOrStringAnyOfPattern` / `...AllOfPattern`);
         // upstream detects the pattern without looking at x-kubernetes-int-or-string.
         let skip_any_of = is_int_or_string_pattern(&p.any_of);
@@ -411,7 +417,7 @@ impl Checker {
     }
 
     /// `validateNestedValueValidation`: a node inside a junctor.
-    fn nested(&mut self, node: &Value, path: &SPath, skip_any_of: bool, cel_allowed: bool) {
+    fn nested(&mut self, node: &Value, path: &FieldPath, skip_any_of: bool, cel_allowed: bool) {
         let Some(p) = self.decode(node, path) else {
             return;
         };
@@ -488,7 +494,7 @@ impl Checker {
     }
 
     /// `validateNestedValueValidationCompleteness`: what a junctor names must exist in `s`.
-    fn completeness(&mut self, v: &Value, s: &Structural, s_path: &SPath, v_path: &SPath) {
+    fn completeness(&mut self, v: &Value, s: &Structural, s_path: &FieldPath, v_path: &FieldPath) {
         let Value::Object(m) = v else {
             return;
         };
@@ -523,18 +529,17 @@ impl Checker {
         }
     }
 
-    fn missing_in_structure(&mut self, s_path: &SPath, v_path: &SPath) {
+    fn missing_in_structure(&mut self, s_path: &FieldPath, v_path: &FieldPath) {
         self.problem(
             s_path,
             format!(
-                "must be declared here because `{}` uses it (everything named inside allOf/anyOf/oneOf/not must also exist outside them)",
-                v_path.render()
+                "must be declared here because `{v_path}` uses it (everything named inside allOf/anyOf/oneOf/not must also exist outside them)"
             ),
         );
     }
 
     /// `ValidateDefaults` for one node: pruned, and valid against the node's own schema.
-    fn check_default(&mut self, node: &Value, s: &Structural, path: &SPath) {
+    fn check_default(&mut self, node: &Value, s: &Structural, path: &FieldPath) {
         let Some(default) = &s.default else {
             return;
         };
@@ -542,7 +547,7 @@ impl Checker {
         let mut pruned = default.clone();
         let removed = prune(&mut pruned, Some(s), s.x_embedded_resource);
         if !removed.is_empty() {
-            let names: Vec<String> = removed.iter().map(|p| quote(&render_path(p))).collect();
+            let names: Vec<String> = removed.iter().map(|p| quote(&p.to_string())).collect();
             self.problem(
                 &dpath,
                 format!("must not have unknown fields: {}", names.join(", ")),
@@ -1256,7 +1261,7 @@ mod tests {
             "e": {"type": "integer", "format": "email"},
             "f": {"type": "string", "format": "int32"}
         })));
-        let paths: Vec<&str> = c.warnings().iter().map(|w| w.path.as_str()).collect();
+        let paths: Vec<String> = c.warnings().iter().map(|w| w.path.to_string()).collect();
         assert_eq!(paths, ["properties.e.format", "properties.f.format"]);
     }
 
@@ -1440,7 +1445,7 @@ mod tests {
         // ... but forbidden keywords, array items and wrong JSON types are.
         let err = Structural::from_json(&json!({"properties": {"a": {"items": [{}]}, "b": {"x-kubernetes-preserve-unknown-fields": false},
             "c": {"allOf": [{"$ref": "#/x"}]}, "d": {"minLength": "1"}}})).unwrap_err();
-        let paths: Vec<&str> = err.iter().map(|p| p.path.as_str()).collect();
+        let paths: Vec<String> = err.iter().map(|p| p.path.to_string()).collect();
         assert_eq!(
             paths,
             [

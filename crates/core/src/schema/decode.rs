@@ -7,7 +7,8 @@ use std::collections::BTreeSet;
 
 use serde_json::Value;
 
-use super::structural::{PathSegment, SchemaProblem, quote, render_path};
+use super::structural::{SchemaProblem, quote};
+use crate::diagnostics::FieldPath;
 
 /// The `type` values a CRD schema may use.
 const SCHEMA_TYPES: [&str; 6] = ["string", "number", "integer", "boolean", "array", "object"];
@@ -21,28 +22,6 @@ const UNSUPPORTED_KEYWORDS: [&str; 7] = [
     "patternProperties",
     "additionalItems",
 ];
-
-/// A schema path under construction.
-#[derive(Debug, Clone, Default)]
-pub(super) struct SPath(Vec<PathSegment>);
-
-impl SPath {
-    pub(super) fn key(&self, k: &str) -> SPath {
-        let mut v = self.0.clone();
-        v.push(PathSegment::Key(k.to_owned()));
-        SPath(v)
-    }
-
-    pub(super) fn index(&self, i: usize) -> SPath {
-        let mut v = self.0.clone();
-        v.push(PathSegment::Index(i));
-        SPath(v)
-    }
-
-    pub(super) fn render(&self) -> String {
-        render_path(&self.0)
-    }
-}
 
 /// Where a structural node sits (upstream `level`): decides the "type must not be empty" wording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,24 +75,24 @@ pub(super) struct Checker {
 
 impl Checker {
     /// A problem `NewStructural` (or the JSON decode before it) would also report.
-    pub(super) fn decode_problem(&mut self, path: &SPath, message: String) {
+    pub(super) fn decode_problem(&mut self, path: &FieldPath, message: String) {
         self.problems.push(SchemaProblem {
-            path: path.render(),
+            path: path.clone(),
             message,
         });
     }
 
     /// A CRD-validation / structural-rule problem (only in full mode).
-    pub(super) fn problem(&mut self, path: &SPath, message: String) {
+    pub(super) fn problem(&mut self, path: &FieldPath, message: String) {
         if self.full {
             self.decode_problem(path, message);
         }
     }
 
-    pub(super) fn warning(&mut self, path: &SPath, message: String) {
+    pub(super) fn warning(&mut self, path: &FieldPath, message: String) {
         if self.full {
             self.warnings.push(SchemaProblem {
-                path: path.render(),
+                path: path.clone(),
                 message,
             });
         }
@@ -122,7 +101,7 @@ impl Checker {
     pub(super) fn string<'a>(
         &mut self,
         v: &'a Value,
-        path: &SPath,
+        path: &FieldPath,
         keyword: &str,
     ) -> Option<&'a str> {
         if let Value::String(s) = v {
@@ -133,7 +112,7 @@ impl Checker {
         }
     }
 
-    pub(super) fn boolean(&mut self, v: &Value, path: &SPath, keyword: &str) -> bool {
+    pub(super) fn boolean(&mut self, v: &Value, path: &FieldPath, keyword: &str) -> bool {
         if let Value::Bool(b) = v {
             *b
         } else {
@@ -145,7 +124,7 @@ impl Checker {
     pub(super) fn string_list<'a>(
         &mut self,
         v: &'a Value,
-        path: &SPath,
+        path: &FieldPath,
         keyword: &str,
     ) -> Vec<&'a str> {
         let strings: Option<Vec<&str>> = v
@@ -160,7 +139,7 @@ impl Checker {
     pub(super) fn schema_list<'a>(
         &mut self,
         v: &'a Value,
-        path: &SPath,
+        path: &FieldPath,
         keyword: &str,
     ) -> Vec<&'a Value> {
         if let Value::Array(a) = v {
@@ -173,7 +152,7 @@ impl Checker {
 
     /// Decode one node's keywords, reporting wrong JSON types, unsupported and unknown keywords.
     #[allow(clippy::too_many_lines)] // one arm per CRD keyword reads best as a single table
-    pub(super) fn decode<'a>(&mut self, node: &'a Value, path: &SPath) -> Option<Props<'a>> {
+    pub(super) fn decode<'a>(&mut self, node: &'a Value, path: &FieldPath) -> Option<Props<'a>> {
         let Value::Object(m) = node else {
             self.decode_problem(path, "must be a schema object".to_owned());
             return None;
@@ -348,7 +327,7 @@ impl Checker {
         Some(p)
     }
 
-    pub(super) fn external_docs(&mut self, v: &Value, path: &SPath) {
+    pub(super) fn external_docs(&mut self, v: &Value, path: &FieldPath) {
         let Value::Object(m) = v else {
             self.decode_problem(path, "`externalDocs` must be an object".to_owned());
             return;
@@ -367,7 +346,7 @@ impl Checker {
     }
 
     /// Syntax of `x-kubernetes-validations`; returns whether any rule is present.
-    pub(super) fn validations(&mut self, v: &Value, path: &SPath) -> bool {
+    pub(super) fn validations(&mut self, v: &Value, path: &FieldPath) -> bool {
         let Value::Array(rules) = v else {
             self.decode_problem(
                 path,

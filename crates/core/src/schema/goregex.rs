@@ -11,7 +11,7 @@
 //! equivalent `regex` pattern is written out in which every literal is escaped and every Perl
 //! class is spelled out in ASCII.
 
-use std::fmt::Write as _;
+use std::fmt::{self, Write as _};
 
 use regex::{Regex, RegexBuilder};
 
@@ -23,16 +23,101 @@ const POSIX_CLASSES: [&str; 14] = [
     "space", "upper", "word", "xdigit",
 ];
 
+/// Go's `regexp/syntax.ErrorCode`: what kind of parse error (its text is Go's wording).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// `ErrInvalidCharRange`.
+    InvalidCharRange,
+    /// `ErrInvalidEscape`.
+    InvalidEscape,
+    /// `ErrInvalidNamedCapture`.
+    InvalidNamedCapture,
+    /// `ErrInvalidPerlOp`.
+    InvalidPerlOp,
+    /// `ErrInvalidRepeatOp`.
+    InvalidRepeatOp,
+    /// `ErrInvalidRepeatSize`.
+    InvalidRepeatSize,
+    /// `ErrMissingBracket`.
+    MissingBracket,
+    /// `ErrMissingParen`.
+    MissingParen,
+    /// `ErrMissingRepeatArgument`.
+    MissingRepeatArgument,
+    /// `ErrTrailingBackslash`.
+    TrailingBackslash,
+    /// `ErrUnexpectedParen`.
+    UnexpectedParen,
+}
+
+impl ErrorCode {
+    /// Go's text of the code.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidCharRange => "invalid character class range",
+            Self::InvalidEscape => "invalid escape sequence",
+            Self::InvalidNamedCapture => "invalid named capture",
+            Self::InvalidPerlOp => "invalid or unsupported Perl syntax",
+            Self::InvalidRepeatOp => "invalid nested repetition operator",
+            Self::InvalidRepeatSize => "invalid repeat count",
+            Self::MissingBracket => "missing closing ]",
+            Self::MissingParen => "missing closing )",
+            Self::MissingRepeatArgument => "missing argument to repetition operator",
+            Self::TrailingBackslash => "trailing backslash at end of expression",
+            Self::UnexpectedParen => "unexpected )",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Go's `regexp/syntax.Error`: the code and the offending part of the expression. Displays as
+/// Go's `Error()` does, without its `error parsing regexp: ` prefix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: `{expr}`")]
+pub struct SyntaxError {
+    /// What kind of error.
+    pub code: ErrorCode,
+    /// The offending part of the expression.
+    pub expr: String,
+}
+
+impl SyntaxError {
+    fn new(code: ErrorCode, expr: impl Into<String>) -> Self {
+        Self {
+            code,
+            expr: expr.into(),
+        }
+    }
+}
+
+/// Why a Go pattern does not compile.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    /// What Go's parser rejects.
+    #[error(transparent)]
+    Syntax(#[from] SyntaxError),
+    /// Go accepts it, but the translated pattern exceeds the `regex` crate's limits (the
+    /// crate's message, last line).
+    #[error("{0}")]
+    Limit(String),
+}
+
 /// Compile a Go regular expression with Go's semantics.
 ///
 /// # Errors
 /// Go's parse error (`invalid nested repetition operator: `**``), or the `regex` crate's
 /// message when the translated pattern exceeds its limits.
-pub fn compile(pattern: &str) -> Result<Regex, String> {
+pub fn compile(pattern: &str) -> Result<Regex, PatternError> {
     let translated = translate(pattern)?;
     RegexBuilder::new(&translated)
         .build()
-        .map_err(|e| last_line(&e.to_string()))
+        .map_err(|e| PatternError::Limit(last_line(&e.to_string())))
 }
 
 /// The last non-empty line of a `regex` error (the rest is an ASCII-art pointer).
@@ -49,7 +134,7 @@ fn last_line(text: &str) -> String {
 ///
 /// # Errors
 /// What Go's `regexp.Compile` would say, without its `error parsing regexp: ` prefix.
-pub fn translate(pattern: &str) -> Result<String, String> {
+pub fn translate(pattern: &str) -> Result<String, SyntaxError> {
     Translator {
         src: pattern.chars().collect(),
         pos: 0,
@@ -86,7 +171,7 @@ impl Translator {
             .collect()
     }
 
-    fn run(mut self) -> Result<String, String> {
+    fn run(mut self) -> Result<String, SyntaxError> {
         let mut depth = 0usize;
         let mut last = Last::Nothing;
         while let Some(c) = self.peek(0) {
@@ -110,7 +195,7 @@ impl Translator {
                 }
                 ')' => {
                     if depth == 0 {
-                        return Err(format!("unexpected ): `{}`", self.all()));
+                        return Err(SyntaxError::new(ErrorCode::UnexpectedParen, self.all()));
                     }
                     self.pos += 1;
                     depth -= 1;
@@ -158,7 +243,7 @@ impl Translator {
             }
         }
         if depth > 0 {
-            return Err(format!("missing closing ): `{}`", self.all()));
+            return Err(SyntaxError::new(ErrorCode::MissingParen, self.all()));
         }
         Ok(self.out)
     }
@@ -168,12 +253,12 @@ impl Translator {
     }
 
     /// Emit a repetition operator `op` (already consumed from `start`) after `last`.
-    fn repeat(&mut self, start: usize, op: &str, last: Last) -> Result<(), String> {
+    fn repeat(&mut self, start: usize, op: &str, last: Last) -> Result<(), SyntaxError> {
         match last {
             Last::Nothing => {
-                return Err(format!(
-                    "missing argument to repetition operator: `{}`",
-                    self.rest_from(start)
+                return Err(SyntaxError::new(
+                    ErrorCode::MissingRepeatArgument,
+                    self.rest_from(start),
                 ));
             }
             Last::Repeat => {
@@ -187,9 +272,9 @@ impl Translator {
                         }
                     }
                 }
-                return Err(format!(
-                    "invalid nested repetition operator: `{}`",
-                    self.rest_from(begin)
+                return Err(SyntaxError::new(
+                    ErrorCode::InvalidRepeatOp,
+                    self.rest_from(begin),
                 ));
             }
             Last::Operand => {}
@@ -204,7 +289,7 @@ impl Translator {
 
     /// `{n}`, `{n,}`, `{n,m}` at the cursor: `Some(op)` consumed, `None` when Go reads `{` as a
     /// literal (not a repeat, or a number with a leading zero).
-    fn counted_repeat(&mut self) -> Result<Option<String>, String> {
+    fn counted_repeat(&mut self) -> Result<Option<String>, SyntaxError> {
         let start = self.pos;
         let mut i = self.pos + 1;
         // Go's parseInt: digits, but "not a number" (so `{` is a literal) with a leading zero;
@@ -243,14 +328,14 @@ impl Translator {
         let text = self.rest_from(start);
         let valid = min <= MAX_REPEAT && max.is_none_or(|m| m <= MAX_REPEAT && min <= m);
         if !valid {
-            return Err(format!("invalid repeat count: `{text}`"));
+            return Err(SyntaxError::new(ErrorCode::InvalidRepeatSize, text));
         }
         Ok(Some(text))
     }
 
     /// After `(?`: a named group, a flag group or an error. `Some(true)` opened a group,
     /// `Some(false)` only set flags for the rest of the enclosing group.
-    fn group_prefix(&mut self, start: usize) -> Result<Option<bool>, String> {
+    fn group_prefix(&mut self, start: usize) -> Result<Option<bool>, SyntaxError> {
         // At `?`.
         let after = self.pos + 1;
         let named = match (self.src.get(after), self.src.get(after + 1)) {
@@ -261,17 +346,17 @@ impl Translator {
         if let Some(name_start) = named {
             let Some(end) = self.src[name_start..].iter().position(|c| *c == '>') else {
                 self.pos = self.src.len();
-                return Err(format!(
-                    "invalid named capture: `{}`",
-                    self.rest_from(start)
+                return Err(SyntaxError::new(
+                    ErrorCode::InvalidNamedCapture,
+                    self.rest_from(start),
                 ));
             };
             let name: String = self.src[name_start..name_start + end].iter().collect();
             self.pos = name_start + end + 1;
             if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                return Err(format!(
-                    "invalid named capture: `{}`",
-                    self.rest_from(start)
+                return Err(SyntaxError::new(
+                    ErrorCode::InvalidNamedCapture,
+                    self.rest_from(start),
                 ));
             }
             self.out.push_str("(?P<");
@@ -286,7 +371,10 @@ impl Translator {
         let mut saw_flag = false;
         loop {
             let Some(c) = self.peek(0) else {
-                return Err(format!("missing closing ): `{}`", self.rest_from(start)));
+                return Err(SyntaxError::new(
+                    ErrorCode::MissingParen,
+                    self.rest_from(start),
+                ));
             };
             self.pos += 1;
             match c {
@@ -301,9 +389,9 @@ impl Translator {
                 }
                 ':' | ')' => {
                     if negated && !saw_flag {
-                        return Err(format!(
-                            "invalid or unsupported Perl syntax: `{}`",
-                            self.rest_from(start)
+                        return Err(SyntaxError::new(
+                            ErrorCode::InvalidPerlOp,
+                            self.rest_from(start),
                         ));
                     }
                     if c == ':' {
@@ -320,9 +408,9 @@ impl Translator {
                     return Ok(None);
                 }
                 _ => {
-                    return Err(format!(
-                        "invalid or unsupported Perl syntax: `{}`",
-                        self.rest_from(start)
+                    return Err(SyntaxError::new(
+                        ErrorCode::InvalidPerlOp,
+                        self.rest_from(start),
                     ));
                 }
             }
@@ -330,11 +418,11 @@ impl Translator {
     }
 
     /// A backslash outside a class.
-    fn escape_outside(&mut self, last: Last) -> Result<Last, String> {
+    fn escape_outside(&mut self, last: Last) -> Result<Last, SyntaxError> {
         let start = self.pos;
         let Some(c) = self.peek(1) else {
             self.pos += 1;
-            return Err("trailing backslash at end of expression: ``".to_owned());
+            return Err(SyntaxError::new(ErrorCode::TrailingBackslash, ""));
         };
         let simple = match c {
             'A' => Some(r"\A"),
@@ -382,25 +470,25 @@ impl Translator {
     }
 
     /// `\p{Name}`, `\pL`, `\P…`, `\p{^Name}`: passed on (the `regex` crate knows Go's names).
-    fn unicode_class(&mut self) -> Result<(), String> {
+    fn unicode_class(&mut self) -> Result<(), SyntaxError> {
         let start = self.pos;
         self.pos += 2;
         match self.peek(0) {
             Some('{') => {
                 let Some(end) = self.src[self.pos..].iter().position(|c| *c == '}') else {
                     self.pos = self.src.len();
-                    return Err(format!(
-                        "invalid character class range: `{}`",
-                        self.rest_from(start)
+                    return Err(SyntaxError::new(
+                        ErrorCode::InvalidCharRange,
+                        self.rest_from(start),
                     ));
                 };
                 self.pos += end + 1;
             }
             Some(_) => self.pos += 1,
             None => {
-                return Err(format!(
-                    "invalid character class range: `{}`",
-                    self.rest_from(start)
+                return Err(SyntaxError::new(
+                    ErrorCode::InvalidCharRange,
+                    self.rest_from(start),
                 ));
             }
         }
@@ -410,13 +498,18 @@ impl Translator {
     }
 
     /// Go `parseEscape` at a backslash: the escaped character.
-    fn escape_char(&mut self, start: usize) -> Result<char, String> {
+    fn escape_char(&mut self, start: usize) -> Result<char, SyntaxError> {
         self.pos += 1;
         let Some(c) = self.peek(0) else {
-            return Err("trailing backslash at end of expression: ``".to_owned());
+            return Err(SyntaxError::new(ErrorCode::TrailingBackslash, ""));
         };
         self.pos += 1;
-        let invalid = |t: &Self| Err(format!("invalid escape sequence: `{}`", t.rest_from(start)));
+        let invalid = |t: &Self| {
+            Err(SyntaxError::new(
+                ErrorCode::InvalidEscape,
+                t.rest_from(start),
+            ))
+        };
         match c {
             '1'..='7' if !self.peek(0).is_some_and(|d| ('0'..='7').contains(&d)) => invalid(self),
             '0'..='7' => {
@@ -475,7 +568,7 @@ impl Translator {
     }
 
     /// A bracketed class, Go `parseClass`.
-    fn class(&mut self) -> Result<(), String> {
+    fn class(&mut self) -> Result<(), SyntaxError> {
         let start = self.pos;
         self.pos += 1;
         self.out.push('[');
@@ -483,7 +576,12 @@ impl Translator {
             self.pos += 1;
             self.out.push('^');
         }
-        let missing = |t: &Self| Err(format!("missing closing ]: `{}`", t.rest_from(start)));
+        let missing = |t: &Self| {
+            Err(SyntaxError::new(
+                ErrorCode::MissingBracket,
+                t.rest_from(start),
+            ))
+        };
         let mut first = true;
         let mut items = 0usize;
         loop {
@@ -527,9 +625,9 @@ impl Translator {
                 self.pos += 1;
                 hi = self.class_char(start)?;
                 if hi < lo {
-                    return Err(format!(
-                        "invalid character class range: `{}`",
-                        self.rest_from(item_start)
+                    return Err(SyntaxError::new(
+                        ErrorCode::InvalidCharRange,
+                        self.rest_from(item_start),
                     ));
                 }
             }
@@ -548,7 +646,7 @@ impl Translator {
 
     /// `[:name:]` / `[:^name:]` at the cursor; `None` when there is no closing `:]` (then `[` is
     /// a literal, as in Go).
-    fn named_class(&mut self) -> Result<Option<String>, String> {
+    fn named_class(&mut self) -> Result<Option<String>, SyntaxError> {
         let rest: String = self.src[self.pos..].iter().collect();
         let Some(end) = rest[2..].find(":]") else {
             return Ok(None);
@@ -557,18 +655,18 @@ impl Translator {
         let name = inner.strip_prefix('^').unwrap_or(inner);
         let text = &rest[..end + 4];
         if !POSIX_CLASSES.contains(&name) {
-            return Err(format!("invalid character class range: `{text}`"));
+            return Err(SyntaxError::new(ErrorCode::InvalidCharRange, text));
         }
         self.pos += text.chars().count();
         Ok(Some(text.to_owned()))
     }
 
     /// Go `parseClassChar`.
-    fn class_char(&mut self, class_start: usize) -> Result<char, String> {
+    fn class_char(&mut self, class_start: usize) -> Result<char, SyntaxError> {
         match self.peek(0) {
-            None => Err(format!(
-                "missing closing ]: `{}`",
-                self.rest_from(class_start)
+            None => Err(SyntaxError::new(
+                ErrorCode::MissingBracket,
+                self.rest_from(class_start),
             )),
             Some('\\') => {
                 let start = self.pos;
@@ -629,7 +727,7 @@ mod tests {
     fn err(pattern: &str, message: &str) {
         match compile(pattern) {
             Ok(_) => panic!("{pattern:?} should not compile"),
-            Err(e) => assert_eq!(e, message, "{pattern:?}"),
+            Err(e) => assert_eq!(e.to_string(), message, "{pattern:?}"),
         }
     }
 

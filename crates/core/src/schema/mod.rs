@@ -8,7 +8,7 @@
 //!
 //! The files, bottom to top; a file imports only files listed before it (unit tests may also
 //! build fixtures through the public API below, see `testutil`):
-//! - `structural`: the model (`Structural`, `SchemaProblem`, `PathSegment`, `FieldError`);
+//! - `structural`: the model (`Structural`, `SchemaProblem`, `FieldError`);
 //! - `goregex`: Go RE2 patterns on the `regex` crate;
 //! - `duration`, `email`: Go `time.ParseDuration` and `net/mail.ParseAddress`;
 //! - `formats`: the Kubernetes string formats (uses `duration`, `email`);
@@ -37,15 +37,15 @@ mod validate;
 use jsonschema::Validator;
 use serde_json::Value;
 
-use decode::{Checker, Level, SPath};
+use decode::{Checker, Level};
+
+use crate::diagnostics::FieldPath;
 
 pub use convert::to_json_schema;
 pub use formats::check_format;
 pub use prune::{OBJECT_META_FIELDS, prune};
-pub use structural::{
-    AdditionalProperties, FieldError, PathSegment, SchemaProblem, Structural, render_path,
-};
-pub use validate::{compile, validate_with};
+pub use structural::{AdditionalProperties, FieldError, SchemaProblem, Structural};
+pub use validate::{CompileError, compile, validate_with};
 
 /// A checked CRD-style config schema with its converted JSON Schema and compiled validator.
 #[derive(Debug, Clone)]
@@ -67,7 +67,7 @@ impl ConfigSchema {
             full: true,
             ..Checker::default()
         };
-        let structural = checker.structural(raw, &SPath::default(), Level::Root);
+        let structural = checker.structural(raw, &FieldPath::root(), Level::Root);
         let json_schema = to_json_schema(raw);
         if !checker.problems.is_empty() {
             return Err(checker.problems);
@@ -82,7 +82,7 @@ impl ConfigSchema {
             }),
             // Our checks should catch everything the compiler rejects; report it if they did not.
             Err(e) => Err(vec![SchemaProblem {
-                path: String::new(),
+                path: FieldPath::root(),
                 message: format!("does not compile as a JSON Schema: {e}"),
             }]),
         }

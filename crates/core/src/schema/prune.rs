@@ -4,16 +4,13 @@
 
 use serde_json::Value;
 
-use super::structural::{PathSegment, Structural, child};
+use super::structural::Structural;
+use crate::diagnostics::FieldPath;
 
 /// Port of `pruning.Prune`: drop fields the schema does not know; returns the dropped paths.
 ///
 /// `is_resource_root` keeps `apiVersion`, `kind` and `metadata` at the top, as for a resource.
-pub fn prune(
-    x: &mut Value,
-    s: Option<&Structural>,
-    is_resource_root: bool,
-) -> Vec<Vec<PathSegment>> {
+pub fn prune(x: &mut Value, s: Option<&Structural>, is_resource_root: bool) -> Vec<FieldPath> {
     let mut removed = Vec::new();
     let empty = Structural::default();
     // Upstream substitutes an empty embedded-resource schema when the root has none.
@@ -22,7 +19,7 @@ pub fn prune(
     } else {
         s
     };
-    prune_rec(x, s, is_resource_root, &mut Vec::new(), &mut removed);
+    prune_rec(x, s, is_resource_root, &mut FieldPath::root(), &mut removed);
     removed
 }
 
@@ -30,8 +27,8 @@ fn prune_rec(
     x: &mut Value,
     s: Option<&Structural>,
     force_embedded: bool,
-    path: &mut Vec<PathSegment>,
-    removed: &mut Vec<Vec<PathSegment>>,
+    path: &mut FieldPath,
+    removed: &mut Vec<FieldPath>,
 ) {
     if let Some(s) = s
         && s.x_preserve_unknown_fields
@@ -43,7 +40,7 @@ fn prune_rec(
         Value::Object(m) => {
             let Some(s) = s else {
                 for k in m.keys() {
-                    removed.push(child(path, PathSegment::Key(k.clone())));
+                    removed.push(path.key(k.clone()));
                 }
                 m.clear();
                 return;
@@ -57,7 +54,7 @@ fn prune_rec(
                     }
                     continue;
                 }
-                path.push(PathSegment::Key(k.clone()));
+                path.push_key(k.clone());
                 if let Some(prop) = s.property(k) {
                     prune_rec(v, Some(prop), false, path, removed);
                 } else if let Some(ap) = &s.additional_properties {
@@ -68,7 +65,7 @@ fn prune_rec(
                 path.pop();
             }
             for k in unknown {
-                removed.push(child(path, PathSegment::Key(k.clone())));
+                removed.push(path.key(k.clone()));
                 // shift_remove keeps the order of the remaining keys.
                 m.shift_remove(&k);
             }
@@ -76,7 +73,7 @@ fn prune_rec(
         Value::Array(a) => {
             let items = s.and_then(|s| s.items.as_deref());
             for (i, v) in a.iter_mut().enumerate() {
-                path.push(PathSegment::Index(i));
+                path.push_index(i);
                 prune_rec(v, items, false, path, removed);
                 path.pop();
             }
@@ -90,8 +87,8 @@ fn skip_prune(
     x: &mut Value,
     s: &Structural,
     force_embedded: bool,
-    path: &mut Vec<PathSegment>,
-    removed: &mut Vec<Vec<PathSegment>>,
+    path: &mut FieldPath,
+    removed: &mut Vec<FieldPath>,
 ) {
     match x {
         Value::Object(m) => {
@@ -103,7 +100,7 @@ fn skip_prune(
                     }
                     continue;
                 }
-                path.push(PathSegment::Key(k.clone()));
+                path.push_key(k.clone());
                 if let Some(prop) = s.property(k) {
                     prune_rec(v, Some(prop), false, path, removed);
                 } else if let Some(ap) = &s.additional_properties {
@@ -115,7 +112,7 @@ fn skip_prune(
         Value::Array(a) => {
             if let Some(items) = s.items.as_deref() {
                 for (i, v) in a.iter_mut().enumerate() {
-                    path.push(PathSegment::Index(i));
+                    path.push_index(i);
                     skip_prune(v, items, false, path, removed);
                     path.pop();
                 }
@@ -148,11 +145,7 @@ pub const OBJECT_META_FIELDS: &[&str] = &[
 /// have is dropped, and reported as unknown under strict field validation (apiextensions-
 /// apiserver `pkg/apiserver/schema/objectmeta/algorithm.go` `coerce` →
 /// `GetObjectMetaWithOptions` with `ReturnUnknownFieldPaths`, then `SetObjectMeta`).
-fn prune_object_meta(
-    metadata: &mut Value,
-    path: &[PathSegment],
-    removed: &mut Vec<Vec<PathSegment>>,
-) {
+fn prune_object_meta(metadata: &mut Value, path: &FieldPath, removed: &mut Vec<FieldPath>) {
     let Value::Object(m) = metadata else {
         return;
     };
@@ -161,10 +154,9 @@ fn prune_object_meta(
         .filter(|k| !OBJECT_META_FIELDS.contains(&k.as_str()))
         .cloned()
         .collect();
-    let mut meta_path = path.to_vec();
-    meta_path.push(PathSegment::Key("metadata".into()));
+    let meta_path = path.key("metadata");
     for k in unknown {
-        removed.push(child(&meta_path, PathSegment::Key(k.clone())));
+        removed.push(meta_path.key(k.clone()));
         m.shift_remove(&k);
     }
 }
@@ -172,7 +164,6 @@ fn prune_object_meta(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::render_path;
     use serde_json::json;
 
     #[test]
@@ -189,7 +180,7 @@ mod tests {
             "r": {"apiVersion": "v1", "kind": "K", "metadata": {"name": "n"}, "spec": {"x": 1}, "status": {}}, "top": 1});
         let removed: Vec<String> = prune(&mut x, Some(&s), false)
             .iter()
-            .map(|p| render_path(p))
+            .map(ToString::to_string)
             .collect();
         assert_eq!(
             x,

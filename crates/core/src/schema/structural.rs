@@ -1,11 +1,13 @@
 //! The structural schema model: `Structural` (the port of apiextensions-apiserver
-//! `schema.Structural`), schema problems, instance paths and field errors.
+//! `schema.Structural`), schema problems and field errors (located by [`FieldPath`]s).
 //!
 //! Imports nothing from the other schema files.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
 use serde_json::Value;
+
+use crate::diagnostics::FieldPath;
 
 /// `additionalProperties` of a structural schema: a boolean or a schema.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,11 +74,11 @@ impl Structural {
     }
 }
 
-/// A problem in a schema, located by its dotted schema path.
+/// A problem in a schema, located by its path in the schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SchemaProblem {
-    /// Dotted path from the schema root (`properties.a.items`, `allOf[0].type`); "" for the root.
-    pub path: String,
+    /// Path from the schema root (`properties.a.items`, `allOf[0].type`); empty for the root.
+    pub path: FieldPath,
     /// What is wrong.
     pub message: String,
 }
@@ -91,20 +93,11 @@ impl fmt::Display for SchemaProblem {
     }
 }
 
-/// One step of an instance path.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum PathSegment {
-    /// An object key.
-    Key(String),
-    /// An array index.
-    Index(usize),
-}
-
 /// A validation error at a path of the validated instance.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FieldError {
     /// Path relative to the validated instance.
-    pub path: Vec<PathSegment>,
+    pub path: FieldPath,
     /// Kubernetes field-error style message.
     pub message: String,
 }
@@ -114,48 +107,12 @@ impl fmt::Display for FieldError {
         if self.path.is_empty() {
             f.write_str(&self.message)
         } else {
-            write!(f, "{}: {}", render_path(&self.path), self.message)
+            write!(f, "{}: {}", self.path, self.message)
         }
     }
 }
 
-/// Render a path as `a.b[0].c`; keys that would be ambiguous are quoted (`a["x.y"]`).
-#[must_use]
-pub fn render_path(path: &[PathSegment]) -> String {
-    let mut out = String::new();
-    for seg in path {
-        match seg {
-            PathSegment::Index(i) => {
-                let _ = write!(out, "[{i}]");
-            }
-            PathSegment::Key(k) => {
-                let plain = !k.is_empty()
-                    && k.chars()
-                        .all(|c| !matches!(c, '.' | '[' | ']' | '"') && !c.is_whitespace());
-                if plain {
-                    if !out.is_empty() {
-                        out.push('.');
-                    }
-                    out.push_str(k);
-                } else {
-                    out.push('[');
-                    out.push_str(&quote(k));
-                    out.push(']');
-                }
-            }
-        }
-    }
-    out
-}
-
-/// `path` with `seg` appended.
-pub(super) fn child(path: &[PathSegment], seg: PathSegment) -> Vec<PathSegment> {
-    let mut p = path.to_vec();
-    p.push(seg);
-    p
-}
-
-/// A string as a JSON string literal (`"a.b"`), for messages and odd path keys.
+/// A string as a JSON string literal (`"a.b"`), for messages.
 pub(super) fn quote(s: &str) -> String {
     Value::String(s.to_owned()).to_string()
 }
@@ -173,7 +130,7 @@ mod tests {
         assert_eq!(p.to_string(), "properties.a.type: m");
         assert_eq!(
             SchemaProblem {
-                path: String::new(),
+                path: FieldPath::root(),
                 message: "m".into()
             }
             .to_string(),
@@ -181,22 +138,11 @@ mod tests {
         );
         assert_eq!(
             FieldError {
-                path: vec![],
+                path: FieldPath::root(),
                 message: "Required value".into()
             }
             .to_string(),
             "Required value"
         );
-    }
-
-    #[test]
-    fn render_path_quotes_odd_keys() {
-        let p = [
-            PathSegment::Key("a".into()),
-            PathSegment::Key("b.c".into()),
-            PathSegment::Index(2),
-            PathSegment::Key("d".into()),
-        ];
-        assert_eq!(render_path(&p), r#"a["b.c"][2].d"#);
     }
 }

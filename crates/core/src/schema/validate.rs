@@ -12,7 +12,9 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::formats::{FORMAT_PREFIX, STRING_FORMATS};
-use super::structural::{FieldError, PathSegment, child, quote};
+use super::structural::{FieldError, quote};
+use crate::diagnostics::FieldPath;
+use crate::suggest;
 
 /// Keyword our Go-regexp `pattern` check is registered under (see `with_go_patterns`).
 const GO_PATTERN_KEYWORD: &str = "x-krm-go-pattern";
@@ -20,11 +22,16 @@ const GO_PATTERN_KEYWORD: &str = "x-krm-go-pattern";
 /// Longest rendering of a value inside a field error message.
 const MAX_SHOWN_VALUE: usize = 64;
 
+/// A converted schema the validator compiler refuses (its message).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CompileError(String);
+
 /// Compile a converted JSON Schema with Kubernetes formats registered (Draft 7, Go patterns).
 ///
 /// # Errors
 /// The compiler's message when the schema is not a valid draft-7 schema.
-pub fn compile(json_schema: &Value) -> Result<Validator, String> {
+pub fn compile(json_schema: &Value) -> Result<Validator, CompileError> {
     let mut options = jsonschema::options()
         .with_draft(Draft::Draft7)
         .should_validate_formats(true)
@@ -34,7 +41,7 @@ pub fn compile(json_schema: &Value) -> Result<Validator, String> {
     }
     options
         .build(&with_go_patterns(json_schema))
-        .map_err(|e| e.to_string())
+        .map_err(|e| CompileError(e.to_string()))
 }
 
 /// The schema with every `pattern` keyword renamed to [`GO_PATTERN_KEYWORD`]: the crate checks
@@ -169,18 +176,18 @@ fn map_error(
             let name = property
                 .as_str()
                 .map_or_else(|| property.to_string(), str::to_owned);
-            path.push(PathSegment::Key(name));
+            path.push_key(name);
             "Required value".to_owned()
         }
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let declared = declared_properties(schema, err.schema_path().as_str());
             for key in unexpected {
                 let mut message = format!("unknown field {}", quote(key));
-                if let Some(hint) = suggest(key, &declared) {
+                if let Some(hint) = suggest::closest(key, declared.iter().map(String::as_str)) {
                     let _ = write!(message, " (did you mean {}?)", quote(hint));
                 }
                 out.push(FieldError {
-                    path: child(&path, PathSegment::Key(key.clone())),
+                    path: path.key(key.clone()),
                     message,
                 });
             }
@@ -248,8 +255,8 @@ fn map_error(
 }
 
 /// Turn a JSON pointer into path segments, using the instance to tell keys from indexes.
-fn instance_path(pointer: &str, instance: &Value) -> Vec<PathSegment> {
-    let mut segments = Vec::new();
+fn instance_path(pointer: &str, instance: &Value) -> FieldPath {
+    let mut segments = FieldPath::root();
     let mut current = Some(instance);
     for raw in pointer.split('/').skip(1) {
         let token = raw.replace("~1", "/").replace("~0", "~");
@@ -257,15 +264,15 @@ fn instance_path(pointer: &str, instance: &Value) -> Vec<PathSegment> {
         match (current, index) {
             (Some(Value::Array(a)), Some(i)) => {
                 current = a.get(i);
-                segments.push(PathSegment::Index(i));
+                segments.push_index(i);
             }
             (Some(Value::Object(m)), _) => {
                 current = m.get(&token);
-                segments.push(PathSegment::Key(token));
+                segments.push_key(token);
             }
             _ => {
                 current = None;
-                segments.push(PathSegment::Key(token));
+                segments.push_key(token);
             }
         }
     }
@@ -315,31 +322,6 @@ fn declared_properties(schema: &Value, schema_path: &str) -> Vec<String> {
         .and_then(Value::as_object)
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default()
-}
-
-/// The closest declared name within edit distance 2 (case-insensitive).
-fn suggest<'a>(key: &str, declared: &'a [String]) -> Option<&'a str> {
-    let key = key.to_lowercase();
-    declared
-        .iter()
-        .map(|d| (edit_distance(&key, &d.to_lowercase()), d))
-        .filter(|(dist, _)| *dist <= 2)
-        .min_by_key(|(dist, _)| *dist)
-        .map(|(_, d)| d.as_str())
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 fn format_display_name(format: &str) -> &str {
@@ -407,10 +389,7 @@ mod tests {
         assert_eq!(
             errs,
             [FieldError {
-                path: vec![
-                    PathSegment::Key("clusterIssuer".into()),
-                    PathSegment::Key("email".into())
-                ],
+                path: FieldPath::parse("clusterIssuer.email"),
                 message: "Required value".into()
             }]
         );
@@ -547,23 +526,18 @@ mod tests {
 
     #[test]
     fn field_errors_are_sorted_and_paths_typed() {
+        use crate::diagnostics::PathSegment::{Index, Key};
         let schema = obj(
             json!({"l": {"type": "array", "items": {"type": "object", "properties": {"0": {"type": "string"}}}}}),
         );
         let errs = parsed(&schema).validate(&json!({"l": [{"0": 1}, {"0": 2}]}));
         assert_eq!(
-            errs.iter().map(|e| e.path.clone()).collect::<Vec<_>>(),
+            errs.iter()
+                .map(|e| e.path.segments().to_vec())
+                .collect::<Vec<_>>(),
             [
-                vec![
-                    PathSegment::Key("l".into()),
-                    PathSegment::Index(0),
-                    PathSegment::Key("0".into())
-                ],
-                vec![
-                    PathSegment::Key("l".into()),
-                    PathSegment::Index(1),
-                    PathSegment::Key("0".into())
-                ],
+                vec![Key("l".into()), Index(0), Key("0".into())],
+                vec![Key("l".into()), Index(1), Key("0".into())],
             ]
         );
         assert_eq!(

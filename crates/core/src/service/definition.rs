@@ -11,9 +11,10 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::diagnostics::FieldPath;
 use crate::gvk::{self, Gvk};
 use crate::schema::{AdditionalProperties, ConfigSchema, Structural};
-use crate::strict::{Problem, Reader, join};
+use crate::strict::{Problem, Reader};
 
 /// The API version of kubara documents.
 pub const KUBARA_API_VERSION: &str = "kubara.io/v1alpha1";
@@ -164,23 +165,36 @@ fn is_rfc1123_label_starting_with_letter(name: &str) -> bool {
     !b.is_empty() && b.len() <= 63 && b[0].is_ascii_lowercase() && gvk::is_dns_label(name)
 }
 
+/// Why a path is not a relative path inside its root.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RelativePathError {
+    /// The path is empty.
+    #[error("must not be empty")]
+    Empty,
+    /// Absolute, or with a backslash or a colon.
+    #[error("\"{0}\" must be a relative slash-separated path")]
+    NotRelative(String),
+    /// A `..`, `.` or empty segment.
+    #[error("\"{0}\" must stay inside the catalog root (no \"..\", \".\" or empty segments)")]
+    Escapes(String),
+}
+
 /// Check that a relative path stays inside its root: no absolute path, no `..`, no backslash.
-pub fn check_relative_path(path: &str) -> Result<(), String> {
+///
+/// # Errors
+/// What is wrong with the path.
+pub fn check_relative_path(path: &str) -> Result<(), RelativePathError> {
     if path.is_empty() {
-        return Err("must not be empty".into());
+        return Err(RelativePathError::Empty);
     }
     if path.starts_with('/') || path.contains('\\') || path.contains(':') {
-        return Err(format!(
-            "\"{path}\" must be a relative slash-separated path"
-        ));
+        return Err(RelativePathError::NotRelative(path.to_owned()));
     }
     if path
         .split('/')
         .any(|seg| seg == ".." || seg.is_empty() || seg == ".")
     {
-        return Err(format!(
-            "\"{path}\" must stay inside the catalog root (no \"..\", \".\" or empty segments)"
-        ));
+        return Err(RelativePathError::Escapes(path.to_owned()));
     }
     Ok(())
 }
@@ -254,7 +268,7 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
     if chart_path.trim().is_empty() {
         problems.push(Problem::new("spec.chartPath", "missing spec.chartPath"));
     } else if let Err(e) = check_relative_path(chart_path.trim()) {
-        problems.push(Problem::new("spec.chartPath", e));
+        problems.push(Problem::new("spec.chartPath", e.to_string()));
     }
     let status = status_text.as_deref().and_then(Status::parse);
     if status.is_none() {
@@ -266,7 +280,7 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
     for (i, t) in cluster_types.iter().enumerate() {
         if t.trim().is_empty() {
             problems.push(Problem::new(
-                format!("spec.clusterTypes[{i}]"),
+                FieldPath::parse("spec.clusterTypes").index(i),
                 "must not be empty",
             ));
         }
@@ -306,9 +320,9 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
     let mut templates = Vec::new();
     if let Some(map) = templates_value {
         for (name, text) in map {
-            let path = join("spec.templates", &name);
+            let path = FieldPath::parse("spec.templates").key(&name);
             if let Err(e) = check_relative_path(&name) {
-                problems.push(Problem::new(path, e));
+                problems.push(Problem::new(path, e.to_string()));
                 continue;
             }
             match text {
@@ -359,12 +373,8 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
     })
 }
 
-fn schema_path(path: &str) -> String {
-    if path.is_empty() {
-        "spec.configSchema".to_owned()
-    } else {
-        format!("spec.configSchema.{path}")
-    }
+fn schema_path(path: &FieldPath) -> FieldPath {
+    FieldPath::parse("spec.configSchema").join(path)
 }
 
 /// The JSON Schema of one service instance, as kubara generates it (ADR-0002 §"schema"), with

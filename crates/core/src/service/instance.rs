@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Map, Value, json};
 
 use super::definition::{ServiceDefinition, Status, instance_json_schema, instance_structural};
+use crate::diagnostics::{FieldPath, PathSegment};
 use crate::schema::defaulting;
-use crate::schema::{self, AdditionalProperties, FieldError, PathSegment, Structural};
-use crate::strict::{Problem, index, join};
+use crate::schema::{self, AdditionalProperties, FieldError, Structural};
+use crate::strict::Problem;
 
 /// What to do with fields an instance's schema does not declare: the apiserver's
 /// `fieldValidation` (kubectl `--validate=strict|warn|ignore`). The apiserver prunes them in
@@ -65,7 +66,7 @@ impl InstanceSchema {
 /// service ID, which is unique in a merged catalog: one cache serves one catalog.
 #[derive(Debug, Default)]
 pub struct Schemas {
-    compiled: Mutex<HashMap<String, Arc<Result<InstanceSchema, String>>>>,
+    compiled: Mutex<HashMap<String, Arc<Result<InstanceSchema, schema::CompileError>>>>,
 }
 
 impl Schemas {
@@ -76,7 +77,10 @@ impl Schemas {
 
     /// The compiled instance schema of a service (built on first use; a schema that does not
     /// compile is remembered too, so its error is the same every time).
-    pub fn get(&self, def: &ServiceDefinition) -> Arc<Result<InstanceSchema, String>> {
+    pub fn get(
+        &self,
+        def: &ServiceDefinition,
+    ) -> Arc<Result<InstanceSchema, schema::CompileError>> {
         // A panic while compiling cannot leave a half-written entry: the map is only
         // written with a finished result, so a poisoned lock is still a good one.
         let mut compiled = self.compiled.lock().unwrap_or_else(PoisonError::into_inner);
@@ -91,7 +95,7 @@ impl Schemas {
 
 impl InstanceSchema {
     /// Compile the instance schema of a service.
-    fn compile(def: &ServiceDefinition) -> Result<Self, String> {
+    fn compile(def: &ServiceDefinition) -> Result<Self, schema::CompileError> {
         let json_schema = instance_json_schema(def);
         let validator = schema::compile(&json_schema)?;
         Ok(Self {
@@ -165,7 +169,7 @@ pub fn prepare(
     schemas: &Schemas,
     def: &ServiceDefinition,
     raw: &Value,
-    path: &str,
+    path: &FieldPath,
     unknown: UnknownFields,
 ) -> Result<Instance, Rejected> {
     let compiled = schemas.get(def);
@@ -291,8 +295,9 @@ pub fn prepare(
 /// kubectl's strict-validation message for a pruned field (a path [`schema::prune`] returned,
 /// under `base`), with a "did you mean" among the fields declared next to it:
 /// `unknown field "spec.config.clusterIssuer.emial" (did you mean "email"?)`.
-pub fn unknown_field(base: &str, structural: &Structural, removed: &[PathSegment]) -> Problem {
-    let full = segments_path(base, removed);
+pub fn unknown_field(base: &FieldPath, structural: &Structural, removed: &FieldPath) -> Problem {
+    let full = base.join(removed);
+    let removed = removed.segments();
     let mut parent = Some(structural);
     // The schema of the object holding the last ancestor: an embedded resource's `metadata`
     // has no schema of its own, its fields are ObjectMeta's.
@@ -325,18 +330,6 @@ pub fn unknown_field(base: &str, structural: &Structural, removed: &[PathSegment
 }
 
 /// Turn a schema field error into a problem under `base`.
-pub fn field_problem(base: &str, error: &FieldError) -> Problem {
-    Problem::new(segments_path(base, &error.path), error.message.clone())
-}
-
-/// Render a path of segments under `base`.
-pub fn segments_path(base: &str, segments: &[PathSegment]) -> String {
-    let mut path = base.to_owned();
-    for segment in segments {
-        path = match segment {
-            PathSegment::Key(k) => join(&path, k),
-            PathSegment::Index(i) => index(&path, *i),
-        };
-    }
-    path
+pub fn field_problem(base: &FieldPath, error: &FieldError) -> Problem {
+    Problem::new(base.join(&error.path), error.message.clone())
 }

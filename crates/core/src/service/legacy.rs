@@ -4,7 +4,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::strict::{Problem, join};
+use crate::diagnostics::FieldPath;
+use crate::strict::Problem;
 
 /// kubara's alias table (`legacy_aliases.go`): canonical names map to themselves.
 const ALIASES: &[(&str, &str)] = &[
@@ -70,7 +71,11 @@ pub struct Migration {
 }
 
 /// Migrate a `ServiceSet`'s `spec.services` map in place. `path` is its field path.
-pub fn migrate(services: &mut Map<String, Value>, path: &str, known_ids: &[&str]) -> Migration {
+pub fn migrate(
+    services: &mut Map<String, Value>,
+    path: &FieldPath,
+    known_ids: &[&str],
+) -> Migration {
     let mut out = Migration::default();
     let mut renamed: Map<String, Value> = Map::new();
     let mut origin: Vec<(String, String)> = Vec::new();
@@ -85,7 +90,7 @@ pub fn migrate(services: &mut Map<String, Value>, path: &str, known_ids: &[&str]
         }
         if canonical != key {
             out.notes.push(Problem::new(
-                join(path, &key),
+                path.key(&key),
                 format!("legacy service key \"{key}\" was migrated to \"{canonical}\""),
             ));
         }
@@ -96,7 +101,7 @@ pub fn migrate(services: &mut Map<String, Value>, path: &str, known_ids: &[&str]
         let Value::Object(service) = value else {
             continue;
         };
-        let ctx = join(path, id);
+        let ctx = path.key(id);
         if id == "cert-manager" {
             move_into(
                 service,
@@ -126,7 +131,7 @@ pub fn migrate(services: &mut Map<String, Value>, path: &str, known_ids: &[&str]
 /// Move `service[legacy]` to `service[parent][child]`, creating `parent` when absent or null.
 fn move_into(
     service: &mut Map<String, Value>,
-    ctx: &str,
+    ctx: &FieldPath,
     legacy: &str,
     parent: &str,
     child: &str,
@@ -142,7 +147,7 @@ fn move_into(
         Some(Value::Object(_)) => {}
         Some(_) => {
             out.errors.push(Problem::new(
-                join(ctx, parent),
+                ctx.key(parent),
                 format!("{parent} must be an object"),
             ));
             return;
@@ -161,18 +166,18 @@ fn move_into(
     target.insert(child.to_owned(), value);
     service.shift_remove(legacy);
     out.notes.push(Problem::new(
-        join(ctx, legacy),
+        ctx.key(legacy),
         format!("legacy {legacy} was migrated to {parent}.{child}"),
     ));
 }
 
-fn migrate_ingress(service: &mut Map<String, Value>, ctx: &str, out: &mut Migration) {
+fn migrate_ingress(service: &mut Map<String, Value>, ctx: &FieldPath, out: &mut Migration) {
     let Some(ingress) = service.get("ingress") else {
         return;
     };
     let Value::Object(ingress) = ingress.clone() else {
         out.errors.push(Problem::new(
-            join(ctx, "ingress"),
+            ctx.key("ingress"),
             "ingress must be an object",
         ));
         return;
@@ -194,7 +199,7 @@ fn migrate_ingress(service: &mut Map<String, Value>, ctx: &str, out: &mut Migrat
         Some(Value::Object(_)) => {}
         Some(_) => {
             out.errors.push(Problem::new(
-                join(ctx, "networking"),
+                ctx.key("networking"),
                 "networking must be an object",
             ));
             return;
@@ -211,7 +216,7 @@ fn migrate_ingress(service: &mut Map<String, Value>, ctx: &str, out: &mut Migrat
         service.insert("ingress".into(), Value::Object(rest));
     }
     out.notes.push(Problem::new(
-        join(ctx, "ingress"),
+        ctx.key("ingress"),
         "legacy ingress.annotations was migrated to networking.annotations",
     ));
 }
@@ -225,7 +230,7 @@ mod tests {
         let Value::Object(mut map) = services else {
             panic!("object")
         };
-        let m = migrate(&mut map, "spec.services", &["velero"]);
+        let m = migrate(&mut map, &FieldPath::parse("spec.services"), &["velero"]);
         (Value::Object(map), m)
     }
 

@@ -218,13 +218,12 @@ fn fail(message: &str) -> Result<Value, Error> {
 mod tests {
     use super::*;
 
-    fn render(template: &str, ctx: serde_json::Value) -> Result<String, String> {
+    fn render(template: &str, ctx: serde_json::Value) -> Result<String, Error> {
         let mut env = Environment::new();
         env.set_undefined_behavior(minijinja::UndefinedBehavior::Strict);
         env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
         register(&mut env);
         env.render_str(template, Value::from(Serde(ctx)))
-            .map_err(|e| e.to_string())
     }
 
     #[test]
@@ -298,15 +297,20 @@ mod tests {
             "{{ missing | required('set missing') }}",
             serde_json::json!({}),
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("set missing"), "{err}");
-        let err = render("{{ required('need x', x) }}", serde_json::json!({"x": ""})).unwrap_err();
+        let err = render("{{ required('need x', x) }}", serde_json::json!({"x": ""}))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("need x"), "{err}");
         assert_eq!(
             render("{{ x | required('m') }}", serde_json::json!({"x": "ok"})).unwrap(),
             "ok"
         );
-        let err = render("{{ fail('nope') }}", serde_json::json!({})).unwrap_err();
+        let err = render("{{ fail('nope') }}", serde_json::json!({}))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("nope"), "{err}");
     }
 }

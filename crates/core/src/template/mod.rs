@@ -113,13 +113,24 @@ pub fn check_syntax(name: &str, text: &str) -> Result<(), RenderError> {
         .map_err(|e| RenderError::from_minijinja(name, &e))
 }
 
+/// Why a document is not a KRM object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotKrmObject {
+    /// Not a mapping at all (the JSON type it is instead).
+    #[error("not a KRM object: expected a mapping, found {0}")]
+    NotAMapping(&'static str),
+    /// A mapping without these fields (or with them empty).
+    #[error("not a KRM object: missing {}", .0.join(", "))]
+    Missing(Vec<&'static str>),
+}
+
 /// Check that a document is a KRM object: `apiVersion`, `kind`, `metadata.name`.
-pub fn check_krm_object(doc: &Value) -> Result<(), String> {
+///
+/// # Errors
+/// What it lacks.
+pub fn check_krm_object(doc: &Value) -> Result<(), NotKrmObject> {
     let Value::Object(map) = doc else {
-        return Err(format!(
-            "not a KRM object: expected a mapping, found {}",
-            crate::strict::type_name(doc)
-        ));
+        return Err(NotKrmObject::NotAMapping(crate::strict::type_name(doc)));
     };
     let non_empty = |v: Option<&Value>| {
         v.and_then(Value::as_str)
@@ -138,7 +149,7 @@ pub fn check_krm_object(doc: &Value) -> Result<(), String> {
     if missing.is_empty() {
         Ok(())
     } else {
-        Err(format!("not a KRM object: missing {}", missing.join(", ")))
+        Err(NotKrmObject::Missing(missing))
     }
 }
 
