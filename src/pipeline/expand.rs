@@ -6,13 +6,13 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::classify::{Classified, Role, config_role};
-use super::input::{gvk_of, problem_result};
+use super::input::gvk_of;
 use super::output::{Provenance, drop_duplicates, generated_path, invalid_names, stamp};
 use crate::catalog::{Catalog, Kind, Service};
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
 use crate::render::{self, Scope};
 use crate::resource_list;
-use crate::results::{KrmResult, Results, Severity};
+use crate::results::{Diagnostic, KrmResult, Results, Warning};
 use crate::service::definition::{self, Status};
 use crate::service::{instance, legacy};
 use crate::strict::{Problem, Reader, join};
@@ -205,14 +205,13 @@ struct ItemScope {
 }
 
 impl Expander<'_> {
-    fn push_problems(
+    fn push_problems<D: Diagnostic>(
         &mut self,
         item: &Value,
-        problems: impl IntoIterator<Item = Problem>,
-        severity: Severity,
+        problems: impl IntoIterator<Item = D>,
     ) {
         for p in problems {
-            self.results.push(problem_result(severity, &p, Some(item)));
+            self.results.push(KrmResult::of(&p, Some(item)));
         }
     }
 
@@ -257,7 +256,7 @@ impl Expander<'_> {
             }
             rest.insert(key, value);
         }
-        self.push_problems(item, problems, Severity::Error);
+        self.push_problems(item, problems);
         let cluster_type_from_item = cluster_type.is_some();
         let cluster_type = cluster_type.or_else(|| self.settings.cluster_type.clone());
         let mut cluster = self.settings.cluster.clone();
@@ -407,13 +406,13 @@ impl Expander<'_> {
         let unknown = self.settings.unknown_fields;
         let prepared = match instance::prepare(service, &Value::Object(rest), "spec", unknown) {
             Ok(p) => {
-                self.push_problems(item, p.warnings.clone(), Severity::Warning);
+                self.push_problems(item, p.warnings.iter().cloned().map(Warning));
                 p
             }
             Err(rejected) => {
-                self.push_problems(item, rejected.warnings, Severity::Warning);
+                self.push_problems(item, rejected.warnings.into_iter().map(Warning));
                 let problems = where_to_set(item, service, "spec", rejected.errors);
-                self.push_problems(item, problems, Severity::Error);
+                self.push_problems(item, problems);
                 return Vec::new();
             }
         };
@@ -483,9 +482,9 @@ impl Expander<'_> {
             .map(|s| s.definition.id.as_str())
             .collect();
         let migration = legacy::migrate(&mut services, "spec.services", &ids);
-        self.push_problems(item, migration.notes, Severity::Warning);
+        self.push_problems(item, migration.notes.into_iter().map(Warning));
         if !migration.errors.is_empty() {
-            self.push_problems(item, migration.errors, Severity::Error);
+            self.push_problems(item, migration.errors);
             return Vec::new();
         }
         if !self.known_cluster_type(item, &scope) {
@@ -560,15 +559,15 @@ impl Expander<'_> {
             let unknown = self.settings.unknown_fields;
             match instance::prepare(service, &raw, &join("spec.services", id), unknown) {
                 Ok(p) => {
-                    self.push_problems(item, p.warnings.clone(), Severity::Warning);
+                    self.push_problems(item, p.warnings.iter().cloned().map(Warning));
                     statuses.insert(id.clone(), p.status);
                     prepared.push((service, p));
                 }
                 Err(rejected) => {
-                    self.push_problems(item, rejected.warnings, Severity::Warning);
+                    self.push_problems(item, rejected.warnings.into_iter().map(Warning));
                     let base = join("spec.services", id);
                     let problems = where_to_set(item, service, &base, rejected.errors);
-                    self.push_problems(item, problems, Severity::Error);
+                    self.push_problems(item, problems);
                     failed = true;
                 }
             }
@@ -605,14 +604,7 @@ impl Expander<'_> {
             Ok(g) => g,
             Err(errors) => {
                 for e in errors {
-                    let mut r = KrmResult::error(e.to_string())
-                        .about(item)
-                        .at(field)
-                        .tag("template", e.template.clone());
-                    if let Some(line) = e.line {
-                        r = r.tag("line", line.to_string());
-                    }
-                    self.results.push(r);
+                    self.results.push(KrmResult::of(&e, Some(item)).at(field));
                 }
                 return Vec::new();
             }
@@ -621,8 +613,7 @@ impl Expander<'_> {
         let path = match generated_path(item, &service.definition.id) {
             Ok(path) => path,
             Err(e) => {
-                self.results
-                    .push(KrmResult::error(e).about(item).at("metadata.name"));
+                self.results.push(KrmResult::of(&e, Some(item)));
                 return Vec::new();
             }
         };

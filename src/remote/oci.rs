@@ -14,7 +14,8 @@ use crate::env::MAX_MANIFEST_BYTES;
 
 use super::net::{
     Artifact, BUNDLE_LAYER_MEDIA_TYPES, CATALOG_LAYER_MEDIA_TYPE, FetchError, Layer, Limit,
-    LimitSource, Net, any_hop, check_transport, is_loopback_host, max_manifest_bytes, read_body,
+    LimitSource, Net, Refusal, any_hop, check_transport, is_loopback_host, max_manifest_bytes,
+    read_body,
 };
 
 /// Token answers are small JSON documents; a bound keeps a hostile token service harmless.
@@ -277,9 +278,7 @@ impl<'a> Session<'a> {
             if pinned || hop.origin() == origin {
                 Ok(())
             } else {
-                Err(format!(
-                    "a manifest by tag is read only from its registry {registry} (another host could change what the tag names); pin the reference by digest (@sha256:...) to allow the redirect"
-                ))
+                Err(Refusal::OtherRegistry(registry.clone()))
             }
         };
         loop {
