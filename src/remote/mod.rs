@@ -156,6 +156,20 @@ fn parse_url(text: &str) -> Result<reqwest::Url, RemoteError> {
     })
 }
 
+/// The transport rule ([`check_transport`]) for the first URL, the refusal naming it; `hint`
+/// is added to the message.
+fn refused_transport(
+    url: &str,
+    parsed: &reqwest::Url,
+    hint: &'static str,
+) -> Result<(), RemoteError> {
+    check_transport(parsed).map_err(|refusal| RemoteError::Refused {
+        url: url.to_owned(),
+        refusal,
+        hint,
+    })
+}
+
 /// Loads remote catalogs through the cache; the network is set up on first need.
 pub struct Remote {
     cache: Cache,
@@ -202,12 +216,11 @@ impl Remote {
                 cache: self.cache.describe(),
             });
         }
-        let parsed = parse_url(url)?;
-        check_transport(&parsed).map_err(|refusal| RemoteError::Refused {
-            url: url.to_owned(),
-            refusal,
-            hint: " (exec runtimes may also use file://)",
-        })?;
+        refused_transport(
+            url,
+            &parse_url(url)?,
+            " (exec runtimes may also use file://)",
+        )?;
         Ok(self.net()?.get(url, &net::any_hop)?)
     }
 
@@ -303,11 +316,7 @@ impl Remote {
         trusted: Option<&[String]>,
     ) -> Result<Bundle, RemoteError> {
         let parsed = check_url_path(url)?;
-        check_transport(&parsed).map_err(|refusal| RemoteError::Refused {
-            url: url.to_owned(),
-            refusal,
-            hint: "",
-        })?;
+        refused_transport(url, &parsed, "")?;
         // `url: …#sha256=…` looks pinned but is not: a fragment never reaches the server and
         // nothing here would check it.
         if let Some(fragment) = parsed.fragment() {

@@ -233,15 +233,23 @@ impl Net {
         })
     }
 
-    pub(super) fn backoff(&self) -> ExponentialBuilder {
-        ExponentialBuilder::default()
+    /// Run one request to its end on the runtime, again with backoff while it fails
+    /// transiently; a transient error that outlives every retry says so.
+    pub(super) fn with_retries<T, Fut>(&self, op: impl FnMut() -> Fut) -> Result<T, FetchError>
+    where
+        Fut: Future<Output = Result<T, FetchError>>,
+    {
+        let backoff = ExponentialBuilder::default()
             .with_min_delay(Duration::from_millis(200))
             .with_max_delay(Duration::from_secs(2))
-            .with_max_times(self.retries)
+            .with_max_times(self.retries);
+        self.runtime
+            .block_on(op.retry(backoff).when(|e: &FetchError| e.transient))
+            .map_err(|e| self.gave_up(e))
     }
 
     /// A transient error that outlived every retry: say so, and what to do.
-    pub(super) fn gave_up(&self, mut e: FetchError) -> FetchError {
+    fn gave_up(&self, mut e: FetchError) -> FetchError {
         if e.transient && !e.unreachable {
             use std::fmt::Write as _;
             let _ = write!(
@@ -257,10 +265,7 @@ impl Net {
     /// redirect hop must pass the transport rule and `hop`.
     pub fn get(&self, url: &str, hop: HopCheck<'_>) -> Result<Vec<u8>, FetchError> {
         let limit = Limit::download();
-        let op = || self.get_once(url, limit, hop);
-        self.runtime
-            .block_on(op.retry(self.backoff()).when(|e: &FetchError| e.transient))
-            .map_err(|e| self.gave_up(e))
+        self.with_retries(|| self.get_once(url, limit, hop))
     }
 
     async fn get_once(

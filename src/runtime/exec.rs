@@ -247,38 +247,28 @@ fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, RuntimeError> {
 /// directory could be created first by another user, who could then swap the binary between
 /// its check and its run.
 fn private_temp_dir() -> Result<PathBuf, RuntimeError> {
-    use std::hash::{BuildHasher as _, Hasher as _};
     let base = std::env::temp_dir();
-    let state = std::collections::hash_map::RandomState::new();
-    let mut last = String::new();
-    for attempt in 0u32..16 {
-        let mut h = state.build_hasher();
-        h.write_u32(attempt);
-        h.write_u32(std::process::id());
-        let dir = base.join(format!("krm-catalog-bin-{:016x}", h.finish()));
-        #[expect(
-            clippy::disallowed_types,
-            reason = "fs_err has no DirBuilder; the errors below name the path"
-        )]
-        let mut builder = std::fs::DirBuilder::new();
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        match builder.create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                last = format!("{}: {e}", dir.display());
-            }
-            Err(e) => {
-                return Err(RuntimeError::TempDir {
-                    base: base.display().to_string(),
-                    reason: format!(": {e}"),
-                });
-            }
-        }
-    }
+    let made = super::create_with_random_name(
+        |random| base.join(format!("krm-catalog-bin-{random:016x}")),
+        |dir| {
+            #[expect(
+                clippy::disallowed_types,
+                reason = "fs_err has no DirBuilder; the errors below name the path"
+            )]
+            let mut builder = std::fs::DirBuilder::new();
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder.create(dir)
+        },
+    );
+    let reason = match made {
+        Ok((dir, ())) => return Ok(dir),
+        Err(super::Unnamed::Failed(e)) => format!(": {e}"),
+        Err(super::Unnamed::Taken(dir, e)) => format!(" ({}: {e})", dir.display()),
+    };
     Err(RuntimeError::TempDir {
         base: base.display().to_string(),
-        reason: format!(" ({last})"),
+        reason,
     })
 }
 

@@ -245,26 +245,20 @@ fn replace_file(file: &Path, text: &str) -> Result<(), RuntimeError> {
 /// A new file `.<name>.<random>.lock-tmp` in `dir`, created with `O_EXCL` (`create_new`), so
 /// an existing file or link at that path is an error, never opened.
 fn create_exclusive(dir: &Path, name: &str) -> Result<(PathBuf, fs_err::File), RuntimeError> {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    // `RandomState` is seeded from the OS's randomness; a counter keeps retries distinct.
-    let state = std::collections::hash_map::RandomState::new();
-    let mut last = String::new();
-    for attempt in 0u32..16 {
-        let mut h = state.build_hasher();
-        h.write_u32(attempt);
-        h.write_u32(std::process::id());
-        let tmp = dir.join(format!(".{name}.{:016x}.lock-tmp", h.finish()));
-        match fs_err::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = e.to_string(),
-            Err(e) => return Err(e.into()),
-        }
-    }
-    Err(RuntimeError::TempFile(last))
+    super::create_with_random_name(
+        |random| dir.join(format!(".{name}.{random:016x}.lock-tmp")),
+        |tmp| {
+            fs_err::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(tmp)
+        },
+    )
+    .map_err(|e| match e {
+        super::Unnamed::Failed(e) => e.into(),
+        // fs_err's message names the file.
+        super::Unnamed::Taken(_, e) => RuntimeError::TempFile(e.to_string()),
+    })
 }
 
 /// Fill in missing digests in the catalog at `root` (a directory or file). Returns one line per

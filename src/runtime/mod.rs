@@ -26,6 +26,43 @@ pub fn normalize_digest(declared: &str) -> Result<String, RuntimeError> {
     }
 }
 
+/// Why [`create_with_random_name`] failed.
+#[derive(Debug)]
+enum Unnamed {
+    /// `create` failed for another reason than a taken name.
+    Failed(std::io::Error),
+    /// Every name tried was taken: the last one, and its error.
+    Taken(std::path::PathBuf, std::io::Error),
+}
+
+/// Create something (a directory, a file) under a random name, so nothing planted at a
+/// predictable path is used: `create` must fail with `AlreadyExists` on a taken name (create
+/// exclusively), and a few names are tried. `RandomState` is seeded from the OS's randomness;
+/// a counter keeps retries distinct.
+fn create_with_random_name<T>(
+    name: impl Fn(u64) -> std::path::PathBuf,
+    create: impl Fn(&std::path::Path) -> std::io::Result<T>,
+) -> Result<(std::path::PathBuf, T), Unnamed> {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let state = std::collections::hash_map::RandomState::new();
+    let mut last = None;
+    for attempt in 0u32..16 {
+        let mut h = state.build_hasher();
+        h.write_u32(attempt);
+        h.write_u32(std::process::id());
+        let path = name(h.finish());
+        match create(&path) {
+            Ok(made) => return Ok((path, made)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some((path, e)),
+            Err(e) => return Err(Unnamed::Failed(e)),
+        }
+    }
+    Err(match last {
+        Some((path, e)) => Unnamed::Taken(path, e),
+        None => Unnamed::Failed(std::io::ErrorKind::AlreadyExists.into()),
+    })
+}
+
 /// A container runtime after verification.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PinnedImage {
