@@ -12,7 +12,7 @@ use crate::catalog::kep::Runtime;
 use crate::config::{Mode, Settings};
 use crate::remote::Remote;
 use crate::resource_list;
-use crate::results::{KrmResult, Results, Severity};
+use crate::results::{KrmResult, Results};
 use crate::runtime::{self, exec, run::Program};
 
 /// What a function-backed item becomes.
@@ -239,12 +239,7 @@ pub fn run_steps(
                     }
                 }
             }
-            Err(e) => results.push(
-                KrmResult::new(Severity::Error, e.to_string())
-                    .about(config)
-                    .at("kind")
-                    .tag("runtime", tag),
-            ),
+            Err(e) => results.push(KrmResult::of(&e, Some(config)).tag("runtime", tag)),
         }
     }
     // The function configs stay, as sources, ahead of what they produced.

@@ -279,6 +279,13 @@ pub enum RuntimeError {
     },
 }
 
+/// A runtime failure is about the item whose kind chose the runtime.
+impl crate::results::Diagnostic for RuntimeError {
+    fn field_path(&self) -> String {
+        "kind".to_owned()
+    }
+}
+
 /// Why a registry check of an image failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegistryCheck {
