@@ -12,7 +12,7 @@ use crate::catalog::kep::Runtime;
 use crate::config::{Mode, Settings};
 use crate::remote::Remote;
 use crate::resource_list;
-use crate::results::{KrmResult, Results, Severity};
+use crate::results::{KrmResult, Results};
 use crate::runtime::{self, exec, run::Program};
 
 /// What a function-backed item becomes.
@@ -100,7 +100,7 @@ pub fn prepare(
             let pinned =
                 match runtime::verify_container(image, sha256.as_deref(), f.allow_unpinned, None) {
                     Ok(p) => p,
-                    Err(e) => return fail(results, e),
+                    Err(e) => return fail(results, e.to_string()),
                 };
             // verifyTags is our own registry access, not the network of the containers we run
             // (allowNetwork): it never depends on allowNetwork and is never skipped.
@@ -172,7 +172,7 @@ pub fn prepare(
             }
             let platform = match exec::select(platforms) {
                 Ok(p) => p,
-                Err(e) => return fail(results, e),
+                Err(e) => return fail(results, e.to_string()),
             };
             let root = exec_root(origin, cwd);
             if root.is_none() && platform.uri.starts_with("file://") {
@@ -190,7 +190,7 @@ pub fn prepare(
                     path,
                     cwd: cwd.to_path_buf(),
                 }),
-                Err(e) => fail(results, e),
+                Err(e) => fail(results, e.to_string()),
             }
         }
     }
@@ -201,10 +201,10 @@ pub fn prepare(
 /// lookup (tags move; that is what the check is for).
 fn verify_tags_failed(e: runtime::RegistryCheck) -> String {
     match e {
-        runtime::RegistryCheck::Mismatch(m) => m,
         runtime::RegistryCheck::Lookup(m) => format!(
             "functions.verifyTags: {m}; tag checks need the registry (allowNetwork, the network of the functions, does not matter): run `krm-catalog catalog verify CATALOG` where the registry is reachable, and leave verifyTags off in offline and network-less runs (kpt and kustomize run container functions without network)"
         ),
+        moved => moved.to_string(),
     }
 }
 
@@ -239,12 +239,7 @@ pub fn run_steps(
                     }
                 }
             }
-            Err(e) => results.push(
-                KrmResult::new(Severity::Error, e)
-                    .about(config)
-                    .at("kind")
-                    .tag("runtime", tag),
-            ),
+            Err(e) => results.push(KrmResult::of(&e, Some(config)).tag("runtime", tag)),
         }
     }
     // The function configs stay, as sources, ahead of what they produced.

@@ -14,6 +14,95 @@ use crate::resource_list::{self, FileRef};
 
 pub use crate::diagnostics::Severity;
 
+/// A problem a stage found, as it becomes a KRM result: each stage's error says how bad it is
+/// and where, and [`KrmResult::of`] is the one conversion.
+pub trait Diagnostic: fmt::Display {
+    /// How bad it is: an error unless the problem says otherwise.
+    fn severity(&self) -> Severity {
+        Severity::Error
+    }
+
+    /// The message next to the resource and field it is about (its `Display` says it alone).
+    fn message(&self) -> String {
+        self.to_string()
+    }
+
+    /// The field path in the resource, as the problem renders it (empty: none).
+    fn field_path(&self) -> String {
+        String::new()
+    }
+
+    /// Extra labels (template, line, ...).
+    fn tags(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+}
+
+/// A problem a stage keeps as a warning (notes, warnings beside the errors).
+#[derive(Debug, Clone)]
+pub struct Warning<D>(pub D);
+
+impl<D: fmt::Display> fmt::Display for Warning<D> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+impl<D: Diagnostic> Diagnostic for Warning<D> {
+    fn severity(&self) -> Severity {
+        Severity::Warning
+    }
+    fn message(&self) -> String {
+        self.0.message()
+    }
+    fn field_path(&self) -> String {
+        self.0.field_path()
+    }
+    fn tags(&self) -> Vec<(&'static str, String)> {
+        self.0.tags()
+    }
+}
+
+/// A config or schema problem: the path is the field, the message what is wrong there.
+impl Diagnostic for crate::strict::Problem {
+    fn message(&self) -> String {
+        self.message.clone()
+    }
+    fn field_path(&self) -> String {
+        self.path.to_string()
+    }
+}
+
+/// A catalog problem: about an inline catalog item, the message names the file in it.
+impl Diagnostic for crate::catalog::CatalogError {
+    fn severity(&self) -> Severity {
+        self.severity
+    }
+    fn message(&self) -> String {
+        match &self.file {
+            Some(file) => format!("{file}: {}", self.message),
+            None => self.message.clone(),
+        }
+    }
+    fn field_path(&self) -> String {
+        self.path.to_string()
+    }
+    fn tags(&self) -> Vec<(&'static str, String)> {
+        vec![("catalog", self.source.clone())]
+    }
+}
+
+/// A template that failed to render.
+impl Diagnostic for crate::template::RenderError {
+    fn tags(&self) -> Vec<(&'static str, String)> {
+        let mut tags = vec![("template", self.template.clone())];
+        if let Some(line) = self.line {
+            tags.push(("line", line.to_string()));
+        }
+        tags
+    }
+}
+
 /// `resourceRef` of a result.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ResourceRef {
@@ -78,6 +167,19 @@ impl KrmResult {
             file: None,
             tags: BTreeMap::new(),
         }
+    }
+
+    /// The one conversion from a stage's problem: its severity, message, field path and tags,
+    /// about `item` when there is one.
+    pub fn of(problem: &(impl Diagnostic + ?Sized), item: Option<&Value>) -> Self {
+        let mut r = Self::new(problem.severity(), problem.message()).at(problem.field_path());
+        if let Some(item) = item {
+            r = r.about(item);
+        }
+        for (key, value) in problem.tags() {
+            r = r.tag(key, value);
+        }
+        r
     }
 
     /// An error.

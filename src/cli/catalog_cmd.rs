@@ -4,14 +4,14 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::Subcommand;
 
-use super::Stdout;
+use super::{CliError, Stdout, error};
 use crate::catalog::{self, Bundle, Catalog};
 use crate::catalog_ref::CatalogRef;
 use crate::logger::Level;
+use crate::results::Diagnostic as _;
 
 #[derive(Debug, Subcommand)]
 pub(super) enum CatalogCommand {
@@ -58,7 +58,7 @@ pub(super) enum CatalogCommand {
 }
 
 /// Run a `catalog` subcommand.
-pub(super) fn run(command: CatalogCommand) -> ExitCode {
+pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
     match command {
         CatalogCommand::View { reference } => catalog_view(&reference),
         CatalogCommand::Pull { references } => catalog_pull(&references),
@@ -73,16 +73,19 @@ pub(super) fn run(command: CatalogCommand) -> ExitCode {
     }
 }
 
-/// A catalog reference on the command line (see [`CatalogRef`]); a bad one is logged, naming
-/// the URL (no field path does here), before any request.
-fn parse_reference(reference: &str) -> Option<CatalogRef> {
-    match reference.parse::<CatalogRef>() {
-        Ok(source) => Some(source),
-        Err(e) => {
-            crate::log!(Level::Error, "{}", e.standalone());
-            None
-        }
-    }
+/// A catalog reference on the command line (see [`CatalogRef`]); a bad one fails before any
+/// request, naming the URL (no field path does here).
+fn parse_reference(reference: &str) -> Result<CatalogRef, CliError> {
+    reference.parse::<CatalogRef>().map_err(CliError::Reference)
+}
+
+/// A bundle's load problems, each at its severity.
+fn problems(bundle: &Bundle) -> Vec<(crate::results::Severity, String)> {
+    bundle
+        .problems
+        .iter()
+        .map(|p| (p.severity(), p.to_string()))
+        .collect()
 }
 
 /// The `trustedCatalogs` entry `catalog view` suggests: one that trusts the reference as
@@ -158,57 +161,30 @@ fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String,
     }
 }
 
-fn catalog_lock(path: &std::path::Path) -> ExitCode {
+fn catalog_lock(path: &std::path::Path) -> Result<(), CliError> {
     let remote = crate::remote::Remote::new(false);
-    match crate::runtime::lock::lock(path, &remote) {
-        Ok(written) => {
-            let mut out = String::new();
-            for line in &written {
-                let _ = writeln!(out, "locked {line}");
-            }
-            if written.is_empty() {
-                let _ = writeln!(out, "{}: every runtime is already pinned", path.display());
-            }
-            if Stdout::write(&out) {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            }
-        }
-        Err(e) => {
-            crate::log!(Level::Error, "{e}");
-            ExitCode::from(1)
-        }
+    let written = crate::runtime::lock::lock(path, &remote)?;
+    let mut out = String::new();
+    for line in &written {
+        let _ = writeln!(out, "locked {line}");
     }
+    if written.is_empty() {
+        let _ = writeln!(out, "{}: every runtime is already pinned", path.display());
+    }
+    Stdout::print(&out)
 }
 
-fn catalog_verify(reference: &str) -> ExitCode {
-    let Some(source) = parse_reference(reference) else {
-        return ExitCode::from(1);
-    };
+fn catalog_verify(reference: &str) -> Result<(), CliError> {
+    let source = parse_reference(reference)?;
     let remote = crate::remote::Remote::new(false);
     let bundle = match &source {
         _ if reference == "builtin" => crate::builtin::bundle(),
         CatalogRef::Path(p) => Bundle::from_path(p, std::path::Path::new(p)),
-        _ => match remote.pull(&source) {
-            Ok(b) => b,
-            Err(e) => {
-                crate::log!(Level::Error, "{e}");
-                return ExitCode::from(1);
-            }
-        },
+        _ => remote.pull(&source)?,
     };
+    // A catalog that did not load cleanly is still checked, and fails at the end.
     let failed_load = bundle.problems.iter().any(|p| !p.is_warning());
-    for p in &bundle.problems {
-        crate::log!(
-            if p.is_warning() {
-                Level::Warn
-            } else {
-                Level::Error
-            },
-            "{p}"
-        );
-    }
+    error::print_problems(&problems(&bundle));
     // `file://` URIs resolve inside a local catalog's root; remote catalogs cannot name files.
     let root = match &source {
         CatalogRef::Path(p) if reference != "builtin" => {
@@ -233,37 +209,38 @@ fn catalog_verify(reference: &str) -> ExitCode {
     }
     let bad = checks.iter().filter(|c| c.status != "ok").count();
     let _ = writeln!(out, "{} runtimes checked, {bad} not ok", checks.len());
-    if Stdout::write(&out) && bad == 0 && !failed_load {
-        ExitCode::SUCCESS
+    Stdout::print(&out)?;
+    if bad == 0 && !failed_load {
+        Ok(())
     } else {
-        ExitCode::from(1)
+        Err(CliError::Reported)
     }
 }
 
-fn catalog_pull(references: &[String]) -> ExitCode {
+fn catalog_pull(references: &[String]) -> Result<(), CliError> {
     let remote = crate::remote::Remote::new(false);
     let mut failed = false;
     let mut out = String::new();
     for reference in references {
-        let Some(source) = parse_reference(reference) else {
-            failed = true;
-            continue;
-        };
-        if source.is_path() {
-            crate::log!(
-                Level::Error,
-                "{reference}: not a remote catalog (https://… or oci://…)"
-            );
-            failed = true;
-            continue;
-        }
-        match remote.pull(&source) {
-            Ok(bundle)
-                if bundle
-                    .problems
-                    .iter()
-                    .all(catalog::CatalogError::is_warning) =>
-            {
+        // Each reference on its own: one that fails is said, and the others are pulled.
+        let pulled = parse_reference(reference).and_then(|source| {
+            if source.is_path() {
+                return Err(CliError::NotRemote(reference.clone()));
+            }
+            let bundle = remote.pull(&source)?;
+            if bundle.problems.iter().all(catalog::CatalogError::is_warning) {
+                Ok(bundle)
+            } else {
+                let errors = problems(&bundle).into_iter();
+                Err(CliError::Problems(
+                    errors
+                        .filter(|(s, _)| *s == crate::results::Severity::Error)
+                        .collect(),
+                ))
+            }
+        });
+        match pulled {
+            Ok(bundle) => {
                 let _ = writeln!(
                     out,
                     "pulled {reference} ({} services, content sha256:{}) into {}",
@@ -272,14 +249,8 @@ fn catalog_pull(references: &[String]) -> ExitCode {
                     remote.cache().describe()
                 );
             }
-            Ok(bundle) => {
-                for p in bundle.problems.iter().filter(|p| !p.is_warning()) {
-                    crate::log!(Level::Error, "{p}");
-                }
-                failed = true;
-            }
             Err(e) => {
-                crate::log!(Level::Error, "{e}");
+                error::print(&e);
                 failed = true;
             }
         }
@@ -291,29 +262,22 @@ fn catalog_pull(references: &[String]) -> ExitCode {
             crate::env::CACHE
         );
     }
-    if Stdout::write(&out) && !failed {
-        ExitCode::SUCCESS
+    Stdout::print(&out)?;
+    if failed {
+        Err(CliError::Reported)
     } else {
-        ExitCode::from(1)
+        Ok(())
     }
 }
 
-fn catalog_view(reference: &str) -> ExitCode {
-    let Some(source) = parse_reference(reference) else {
-        return ExitCode::from(1);
-    };
+fn catalog_view(reference: &str) -> Result<(), CliError> {
+    let source = parse_reference(reference)?;
     let remote = !source.is_path();
     let bundle = if reference == "builtin" {
         crate::builtin::bundle()
     } else if remote {
         // Viewing is how a user decides to trust: it loads without the trust check.
-        match crate::remote::Remote::new(false).pull(&source) {
-            Ok(b) => b,
-            Err(e) => {
-                crate::log!(Level::Error, "{e}");
-                return ExitCode::from(1);
-            }
-        }
+        crate::remote::Remote::new(false).pull(&source)?
     } else {
         Bundle::from_path(reference, std::path::Path::new(reference))
     };
@@ -322,21 +286,14 @@ fn catalog_view(reference: &str) -> ExitCode {
     let mut bundle = bundle;
     let borrows = bundle.standard_pattern.take();
     let (catalog, errors) = Catalog::merge(vec![bundle], false);
-    for e in &errors {
-        crate::log!(
-            if e.is_warning() {
-                Level::Warn
-            } else {
-                Level::Error
-            },
-            "{e}"
-        );
-    }
-    if errors.iter().any(|e| !e.is_warning()) {
-        return ExitCode::from(1);
-    }
+    error::fail_on_errors(
+        errors
+            .iter()
+            .map(|e| (e.severity(), e.to_string()))
+            .collect(),
+    )?;
     let Some(info) = catalog.bundles.first() else {
-        return ExitCode::from(1);
+        return Err(CliError::Reported);
     };
     let mut out = String::new();
     let _ = writeln!(out, "Source:    {}", info.origin.label());
@@ -453,11 +410,7 @@ fn catalog_view(reference: &str) -> ExitCode {
         };
         let _ = writeln!(out, "  {t}{kind}");
     }
-    if Stdout::write(&out) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    Stdout::print(&out)
 }
 
 fn catalog_lint(
@@ -465,15 +418,15 @@ fn catalog_lint(
     with_builtin: bool,
     standard_pattern: Option<&str>,
     cluster: &[String],
-) -> ExitCode {
+) -> Result<(), CliError> {
     let mut cluster_values = serde_json::Map::new();
     for kv in cluster {
-        if let Some((k, v)) = kv.split_once('=') {
-            cluster_values.insert(k.to_owned(), serde_json::Value::String(v.to_owned()));
-        } else {
-            crate::log!(Level::Error, "--cluster {kv}: expected KEY=VALUE");
-            return ExitCode::from(2);
-        }
+        let Some((k, v)) = kv.split_once('=') else {
+            return Err(CliError::Usage(format!(
+                "--cluster {kv}: expected KEY=VALUE"
+            )));
+        };
+        cluster_values.insert(k.to_owned(), serde_json::Value::String(v.to_owned()));
     }
     let mut failed = false;
     let mut err = std::io::stderr().lock();
@@ -550,10 +503,11 @@ fn catalog_lint(
             );
         }
     }
+    // Lint's report is its output (on stderr, every catalog's problems and counts).
     if failed {
-        ExitCode::from(1)
+        Err(CliError::Reported)
     } else {
-        ExitCode::SUCCESS
+        Ok(())
     }
 }
 

@@ -1,17 +1,19 @@
 //! `krm-catalog explain KIND[.field.path]`, in the shape of `kubectl explain`.
 
 use std::fmt::Write as _;
-use std::process::ExitCode;
 
 use serde_json::Value;
 
-use super::{CatalogArgs, Stdout, load_for_command};
+use super::{CatalogArgs, CliError, ExplainError, Stdout, load_for_command};
 use crate::catalog::Catalog;
 use crate::catalog::schema::{self, Flavor};
-use crate::logger::Level;
 
 /// The schema of a kind given by name (case-insensitive), or a service ID.
-pub fn schema_for_kind(catalog: &Catalog, kind: &str, flavor: Flavor) -> Result<Value, String> {
+pub fn schema_for_kind(
+    catalog: &Catalog,
+    kind: &str,
+    flavor: Flavor,
+) -> Result<Value, ExplainError> {
     if kind.eq_ignore_ascii_case("ServiceSet") {
         return Ok(schema::service_set(catalog, flavor));
     }
@@ -32,11 +34,11 @@ pub fn schema_for_kind(catalog: &Catalog, kind: &str, flavor: Flavor) -> Result<
                 .iter()
                 .map(|s| s.definition.gvk.kind.as_str()),
         );
-        let hint = crate::suggest::hint(kind, kinds.iter().copied());
-        Err(format!(
-            "unknown kind \"{kind}\"{hint}; known kinds: {}",
-            kinds.join(", ")
-        ))
+        Err(ExplainError::UnknownKind {
+            kind: kind.to_owned(),
+            hint: crate::suggest::hint(kind, kinds.iter().copied()),
+            known: kinds.join(", "),
+        })
     }
 }
 
@@ -114,19 +116,11 @@ fn indent(text: &str, by: usize) -> String {
 }
 
 /// Run `explain`.
-pub fn run(target: &str, args: &CatalogArgs) -> ExitCode {
-    let Some(catalog) = load_for_command(args) else {
-        return ExitCode::from(1);
-    };
+pub fn run(target: &str, args: &CatalogArgs) -> Result<(), CliError> {
+    let catalog = load_for_command(args)?;
     let mut parts = target.split('.');
     let kind = parts.next().unwrap_or_default();
-    let root = match schema_for_kind(&catalog, kind, Flavor::Explain) {
-        Ok(r) => r,
-        Err(e) => {
-            crate::log!(Level::Error, "{e}");
-            return ExitCode::from(1);
-        }
-    };
+    let root = schema_for_kind(&catalog, kind, Flavor::Explain)?;
     let mut node = &root;
     let mut walked = Vec::new();
     for part in parts {
@@ -150,13 +144,13 @@ pub fn run(target: &str, args: &CatalogArgs) -> ExitCode {
                 .and_then(Value::as_object)
                 .map(|m| m.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            let hint = crate::suggest::hint(part, fields.iter().copied());
-            crate::log!(
-                Level::Error,
-                "field \"{part}\" does not exist in {kind}.{}{hint}",
-                walked.join(".")
-            );
-            return ExitCode::from(1);
+            return Err(ExplainError::UnknownField {
+                field: part.to_owned(),
+                kind: kind.to_owned(),
+                walked: walked.join("."),
+                hint: crate::suggest::hint(part, fields.iter().copied()),
+            }
+            .into());
         }
     }
     let api_version = root
@@ -199,9 +193,5 @@ pub fn run(target: &str, args: &CatalogArgs) -> ExitCode {
             let _ = writeln!(out, "{}\n", indent(&describe(prop), 4));
         }
     }
-    if Stdout::write(&out) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    Stdout::print(&out)
 }

@@ -4,6 +4,7 @@
 //! through [`Stdout`], so a stray print can never corrupt the KRM protocol.
 
 mod catalog_cmd;
+mod error;
 mod explain;
 mod render_cmd;
 
@@ -20,7 +21,8 @@ use crate::logger::Level;
 use crate::pipeline::{self, RunContext};
 use crate::remote::LazyRemote;
 use crate::resource_list;
-use crate::results::{Results, Severity};
+use crate::results::{Diagnostic as _, Results, Severity};
+pub use error::{CliError, ExplainError, ReadError};
 
 const ABOUT: &str =
     "Resolve kinds through catalogs and expand service objects into manifests (a KRM function)";
@@ -118,6 +120,15 @@ impl Stdout {
             }
         }
     }
+
+    /// Write a command's output; a failed write is reported here and fails the command.
+    pub fn print(text: &str) -> Result<(), CliError> {
+        if Self::write(text) {
+            Ok(())
+        } else {
+            Err(CliError::Reported)
+        }
+    }
 }
 
 /// Entry point of the binary.
@@ -137,6 +148,10 @@ pub fn main() -> ExitCode {
 
 /// Run a parsed command line.
 pub fn exec(cli: Cli) -> ExitCode {
+    error::finish(run(cli))
+}
+
+fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         None => function_mode(),
         Some(Command::Render(args)) => render_cmd::run(&args),
@@ -167,24 +182,16 @@ pub fn report(results: &Results) {
     }
 }
 
-fn function_mode() -> ExitCode {
+/// Function mode always writes the ResourceList (results included), then fails on errors.
+fn function_mode() -> Result<(), CliError> {
     let mut input = String::new();
     let limit = crate::yaml::max_input_bytes() as u64 + 1;
-    if let Err(e) = std::io::stdin()
+    std::io::stdin()
         .lock()
         .take(limit)
         .read_to_string(&mut input)
-    {
-        crate::log!(Level::Error, "cannot read the ResourceList from stdin: {e}");
-        return ExitCode::from(1);
-    }
-    let list = match resource_list::read_owned(input) {
-        Ok(list) => list,
-        Err(e) => {
-            crate::log!(Level::Error, "{e}");
-            return ExitCode::from(1);
-        }
-    };
+        .map_err(ReadError::Stdin)?;
+    let list = resource_list::read_owned(input)?;
     let outcome = pipeline::run(list, &RunContext::default());
     let sorted: Vec<serde_json::Value> = outcome
         .results
@@ -196,9 +203,9 @@ fn function_mode() -> ExitCode {
     let written = Stdout::write(&text);
     report(&outcome.results);
     if outcome.results.has_errors() || !written {
-        ExitCode::from(1)
+        Err(CliError::Reported)
     } else {
-        ExitCode::SUCCESS
+        Ok(())
     }
 }
 
@@ -207,8 +214,8 @@ fn function_mode() -> ExitCode {
 pub(crate) fn parse_fn_config(
     path: &std::path::Path,
     text: &str,
-) -> Result<serde_json::Value, String> {
-    let docs = crate::yaml::parse_stream(text).map_err(|e| format!("{}: {e}", path.display()))?;
+) -> Result<serde_json::Value, ReadError> {
+    let docs = crate::yaml::parse_stream(text).map_err(|e| ReadError::in_file(path, e))?;
     let mut docs: Vec<serde_json::Value> = docs
         .into_iter()
         .map(|d| d.value)
@@ -216,37 +223,27 @@ pub(crate) fn parse_fn_config(
         .collect();
     match docs.len() {
         1 => Ok(docs.remove(0)),
-        n => Err(format!(
-            "{}: expected one YAML document (the function config), found {n}; give the function config a file of its own",
-            path.display()
-        )),
+        found => Err(ReadError::FnConfigDocuments {
+            path: path.display().to_string(),
+            found,
+        }),
     }
 }
 
-/// Load the catalogs a human command asked for; errors are printed.
-fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
+/// Load the catalogs a human command asked for; warnings are printed.
+fn load_for_command(args: &CatalogArgs) -> Result<Catalog, CliError> {
     let mut settings = Settings::default();
     if let Some(path) = &args.fn_config {
-        let text = match fs_err::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) => {
-                crate::log!(Level::Error, "{e}");
-                return None;
-            }
-        };
-        let doc = match parse_fn_config(path, &text) {
-            Ok(d) => d,
-            Err(e) => {
-                crate::log!(Level::Error, "{e}");
-                return None;
-            }
-        };
+        let text = fs_err::read_to_string(path)?;
+        let doc = parse_fn_config(path, &text)?;
         let fc = config::parse(Some(&doc));
-        for p in &fc.problems {
-            crate::log!(Level::Error, "{}: {p}", path.display());
-        }
         if !fc.problems.is_empty() {
-            return None;
+            return Err(CliError::Problems(
+                fc.problems
+                    .iter()
+                    .map(|p| (Severity::Error, format!("{}: {p}", path.display())))
+                    .collect(),
+            ));
         }
         settings = fc.settings;
     }
@@ -266,73 +263,43 @@ fn load_for_command(args: &CatalogArgs) -> Option<Catalog> {
     let remote = LazyRemote::new(settings.offline);
     let (catalog, errors) =
         pipeline::load_catalogs(&settings, &[], &RunContext::default(), &remote);
-    let mut failed = false;
-    for (e, _) in errors {
-        let level = if e.is_warning() {
-            Level::Warn
-        } else {
-            Level::Error
-        };
-        failed |= !e.is_warning();
-        crate::log!(level, "{e}");
-    }
-    if failed { None } else { Some(catalog) }
+    error::fail_on_errors(
+        errors
+            .iter()
+            .map(|(e, _)| (e.severity(), e.to_string()))
+            .collect(),
+    )?;
+    Ok(catalog)
 }
 
-fn print_json(value: &serde_json::Value) -> ExitCode {
-    let text = serde_json::to_string_pretty(value).unwrap_or_default();
-    if Stdout::write(&(text + "\n")) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
-}
-
-fn schema(kind: Option<&str>, args: &CatalogArgs) -> ExitCode {
-    let Some(catalog) = load_for_command(args) else {
-        return ExitCode::from(1);
-    };
+fn schema(kind: Option<&str>, args: &CatalogArgs) -> Result<(), CliError> {
+    let catalog = load_for_command(args)?;
     let value = match kind {
         None => catalog::schema::all(&catalog),
-        Some(k) => match explain::schema_for_kind(&catalog, k, catalog::schema::Flavor::Validation)
-        {
-            Ok(v) => v,
-            Err(e) => {
-                crate::log!(Level::Error, "{e}");
-                return ExitCode::from(1);
-            }
-        },
+        Some(k) => explain::schema_for_kind(&catalog, k, catalog::schema::Flavor::Validation)?,
     };
-    print_json(&value)
+    let text = serde_json::to_string_pretty(&value).unwrap_or_default();
+    Stdout::print(&(text + "\n"))
 }
 
-fn function_catalog_yaml(args: &CatalogArgs) -> ExitCode {
-    let Some(catalog) = load_for_command(args) else {
-        return ExitCode::from(1);
-    };
-    let text = crate::yaml::emit(&catalog::schema::krm_function_catalog(&catalog));
-    if Stdout::write(&text) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+fn function_catalog_yaml(args: &CatalogArgs) -> Result<(), CliError> {
+    let catalog = load_for_command(args)?;
+    Stdout::print(&crate::yaml::emit(&catalog::schema::krm_function_catalog(
+        &catalog,
+    )))
 }
-fn version() -> ExitCode {
+
+fn version() -> Result<(), CliError> {
     let (catalog, _) = Catalog::merge(vec![crate::builtin::bundle()], false);
     let builtin = catalog
         .bundles
         .first()
         .map(|b| format!("{} sha256:{}", b.reference, b.digest))
         .unwrap_or_default();
-    let text = format!(
+    Stdout::print(&format!(
         "krm-catalog {}\nbuilt-in catalog: {builtin}\n",
         env!("CARGO_PKG_VERSION")
-    );
-    if Stdout::write(&text) {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::from(1)
-    }
+    ))
 }
 
 #[cfg(test)]

@@ -4,12 +4,11 @@
 
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use clap::Args;
 use serde_json::Value;
 
-use super::{Stdout, report};
+use super::{CliError, ReadError, Stdout, report};
 use crate::logger::Level;
 use crate::pipeline::{self, RunContext};
 use crate::resource_list::{self, ResourceList};
@@ -79,26 +78,30 @@ fn read_docs(
     (label, file): (&str, Option<&Path>),
     from_dir: bool,
     inputs: &mut Inputs,
-) -> Result<(), String> {
-    let docs = crate::yaml::parse_stream(text).map_err(|e| format!("{label}: {e}"))?;
+) -> Result<(), CliError> {
+    let docs = crate::yaml::parse_stream(text).map_err(|e| ReadError::at(label, e))?;
     for (index, doc) in docs.into_iter().filter(|d| !d.value.is_null()).enumerate() {
         let mut item = doc.value;
         if !item.is_object() {
-            return Err(format!(
-                "{label}: document {index} (line {}) is not an object; every document must be a Kubernetes object with `apiVersion` and `kind`",
-                doc.line
-            ));
+            return Err(ReadError::NotAnObject {
+                label: label.to_owned(),
+                index,
+                line: doc.line,
+            }
+            .into());
         }
         let missing: Vec<&str> = ["apiVersion", "kind"]
             .into_iter()
             .filter(|k| resource_list::str_at(&item, &[k]).trim().is_empty())
             .collect();
         if !missing.is_empty() {
-            return Err(format!(
-                "{label}: document {index} (line {}) has no `{}`; every document must be a Kubernetes object with `apiVersion` and `kind`",
-                doc.line,
-                missing.join("` or `")
-            ));
+            return Err(ReadError::NotAKubernetesObject {
+                label: label.to_owned(),
+                index,
+                line: doc.line,
+                missing: missing.join("` or `"),
+            }
+            .into());
         }
         if is_resource_list(&item) {
             read_resource_list(item, label, from_dir, inputs)?;
@@ -145,46 +148,50 @@ fn read_resource_list(
     label: &str,
     from_dir: bool,
     inputs: &mut Inputs,
-) -> Result<(), String> {
+) -> Result<(), ReadError> {
     match list.get_mut("items").map(Value::take) {
         None | Some(Value::Null) => {}
         Some(Value::Array(items)) => {
             for (i, item) in items.into_iter().enumerate() {
                 if !item.is_object() {
-                    return Err(format!(
-                        "{label}: items[{i}] is not an object; a ResourceList holds Kubernetes objects"
-                    ));
+                    return Err(ReadError::ItemNotAnObject {
+                        label: label.to_owned(),
+                        index: i,
+                    });
                 }
                 inputs.items.push(item);
             }
         }
         Some(other) => {
-            return Err(format!(
-                "{label}: ResourceList items must be a list, found {}",
-                crate::strict::type_name(&other)
-            ));
+            return Err(ReadError::WrongType {
+                label: label.to_owned(),
+                field: "items",
+                expected: "a list",
+                found: crate::strict::type_name(&other),
+            });
         }
     }
     match list.get_mut("functionConfig").map(Value::take) {
         None | Some(Value::Null) => {}
         Some(Value::Object(_)) if from_dir => {
-            return Err(format!(
-                "{label}: a ResourceList in a directory carries a functionConfig, and files of a package do not choose the settings; name the file itself with `-f {label}`, or give the function config with `--fn-config`"
-            ));
+            return Err(ReadError::ConfigInDirectory(label.to_owned()));
         }
         Some(config @ Value::Object(_)) => {
             if let Some((first, _)) = &inputs.function_config {
-                return Err(format!(
-                    "{label}: a second ResourceList with a functionConfig (the first is in {first}); give one function config"
-                ));
+                return Err(ReadError::SecondConfig {
+                    label: label.to_owned(),
+                    first: first.clone(),
+                });
             }
             inputs.function_config = Some((label.to_owned(), config));
         }
         Some(other) => {
-            return Err(format!(
-                "{label}: ResourceList functionConfig must be an object, found {}",
-                crate::strict::type_name(&other)
-            ));
+            return Err(ReadError::WrongType {
+                label: label.to_owned(),
+                field: "functionConfig",
+                expected: "an object",
+                found: crate::strict::type_name(&other),
+            });
         }
     }
     Ok(())
@@ -198,12 +205,11 @@ fn collect_dir(
     dir: &Path,
     visited: &mut std::collections::HashSet<(u64, u64)>,
     out: &mut Vec<(String, PathBuf)>,
-) -> Result<(), String> {
+) -> Result<(), CliError> {
     if !visited.insert(crate::walk::dir_id(dir)?) {
         return Ok(());
     }
-    let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)
-        .map_err(|e| e.to_string())?
+    let mut entries: Vec<PathBuf> = fs_err::read_dir(dir)?
         .filter_map(Result::ok)
         .map(|e| e.path())
         .collect();
@@ -246,24 +252,29 @@ fn collect_dir(
 /// Read one input, bounded like the function's stdin: all inputs together may hold at most
 /// `KRM_CATALOG_MAX_INPUT_BYTES` (`total` counts what was read before), so a link to
 /// `/dev/zero` or a huge file fails early instead of filling memory.
-fn read_text(reader: impl std::io::Read, label: &str, total: &mut usize) -> Result<String, String> {
+fn read_text(
+    reader: impl std::io::Read,
+    label: &str,
+    total: &mut usize,
+) -> Result<String, ReadError> {
     let limit = crate::yaml::max_input_bytes();
     let room = limit.saturating_sub(*total);
     let mut text = String::new();
     reader
         .take(room as u64 + 1)
         .read_to_string(&mut text)
-        .map_err(|e| format!("{label}: {e}"))?;
+        .map_err(|e| ReadError::at(label, e))?;
     if text.len() > room {
-        return Err(format!(
-            "{label}: the inputs hold more than the limit of {limit} bytes; raise KRM_CATALOG_MAX_INPUT_BYTES if this is expected"
-        ));
+        return Err(ReadError::TooBig {
+            label: label.to_owned(),
+            limit,
+        });
     }
     *total += text.len();
     Ok(text)
 }
 
-fn read_inputs(inputs: &[String]) -> Result<Inputs, String> {
+fn read_inputs(inputs: &[String]) -> Result<Inputs, CliError> {
     let mut read = Inputs::default();
     let mut total = 0;
     let inputs: Vec<String> = if inputs.is_empty() {
@@ -288,12 +299,12 @@ fn read_inputs(inputs: &[String]) -> Result<Inputs, String> {
             )?;
             for (rel, file) in files {
                 let label = file.display().to_string();
-                let opened = fs_err::File::open(&file).map_err(|e| e.to_string())?;
+                let opened = fs_err::File::open(&file)?;
                 let text = read_text(opened, &label, &mut total)?;
                 read_docs(&text, Some(&rel), (&label, Some(&file)), true, &mut read)?;
             }
         } else {
-            let opened = fs_err::File::open(path).map_err(|e| e.to_string())?;
+            let opened = fs_err::File::open(path)?;
             let text = read_text(opened, &input, &mut total)?;
             let rel = input.trim_start_matches("./").to_owned();
             read_docs(&text, Some(&rel), (&input, Some(path)), false, &mut read)?;
@@ -303,20 +314,14 @@ fn read_inputs(inputs: &[String]) -> Result<Inputs, String> {
 }
 
 /// Run `render`.
-pub fn run(args: &RenderArgs) -> ExitCode {
+pub fn run(args: &RenderArgs) -> Result<(), CliError> {
     let mut inputs = args.files.clone();
     inputs.extend(args.paths.iter().cloned());
     let Inputs {
         items,
         function_config: listed_config,
         configs,
-    } = match read_inputs(&inputs) {
-        Ok(read) => read,
-        Err(e) => {
-            crate::log!(Level::Error, "{e}");
-            return ExitCode::from(1);
-        }
-    };
+    } = read_inputs(&inputs)?;
     // A ResolveCatalog among the inputs is not read as the function config (only
     // --fn-config or a ResourceList's functionConfig are): rendering without it would
     // succeed with other settings than the user wrote, so it must be the --fn-config file.
@@ -327,56 +332,33 @@ pub fn run(args: &RenderArgs) -> ExitCode {
             _ => false,
         }
     };
-    let stray: Vec<&String> = configs
+    let stray: Vec<CliError> = configs
         .iter()
         .filter(|(_, file)| !same_file(file))
-        .map(|(label, _)| label)
+        .map(|(label, _)| {
+            ReadError::StrayConfig {
+                label: label.clone(),
+                fn_config: args.fn_config.as_ref().map(|c| c.display().to_string()),
+            }
+            .into()
+        })
         .collect();
     if !stray.is_empty() {
-        for label in stray {
-            let what = match &args.fn_config {
-                Some(c) => format!(
-                    "this run's function config is --fn-config {}: remove one of them",
-                    c.display()
-                ),
-                None => "give its file with `--fn-config FILE` (it may stay among the inputs)"
-                    .to_owned(),
-            };
-            crate::log!(
-                Level::Error,
-                "{label}: a ResolveCatalog among the inputs is not used as the function config; {what}"
-            );
-        }
-        return ExitCode::from(1);
+        return Err(CliError::Several(stray));
     }
     let function_config = match &args.fn_config {
         None => listed_config.map(|(_, config)| config),
         Some(path) if listed_config.is_some() => {
             let from = listed_config.map(|(from, _)| from).unwrap_or_default();
-            crate::log!(
-                Level::Error,
-                "{from}: the ResourceList has a functionConfig and --fn-config {} is given too; use one of them",
-                path.display()
-            );
-            return ExitCode::from(1);
+            return Err(ReadError::TwoConfigs {
+                from,
+                fn_config: path.display().to_string(),
+            }
+            .into());
         }
-        Some(path) => match fs_err::read_to_string(path)
-            .map_err(|e| e.to_string())
-            .and_then(|t| super::parse_fn_config(path, &t))
-        {
-            Ok(Value::Object(m)) => Some(Value::Object(m)),
-            Ok(_) => {
-                crate::log!(
-                    Level::Error,
-                    "{}: the function config must be an object",
-                    path.display()
-                );
-                return ExitCode::from(1);
-            }
-            Err(e) => {
-                crate::log!(Level::Error, "{e}");
-                return ExitCode::from(1);
-            }
+        Some(path) => match super::parse_fn_config(path, &fs_err::read_to_string(path)?)? {
+            Value::Object(m) => Some(Value::Object(m)),
+            _ => return Err(ReadError::FnConfigNotAnObject(path.display().to_string()).into()),
         },
     };
     let outcome = pipeline::run(
@@ -400,8 +382,8 @@ pub fn run(args: &RenderArgs) -> ExitCode {
     let written = Stdout::write(&crate::yaml::emit_stream(&objects));
     report(&outcome.results);
     if outcome.results.has_errors() || !written {
-        ExitCode::from(1)
+        Err(CliError::Reported)
     } else {
-        ExitCode::SUCCESS
+        Ok(())
     }
 }

@@ -11,7 +11,7 @@ use crate::catalog_ref::CatalogRef;
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
 use crate::remote::LazyRemote;
 use crate::resource_list;
-use crate::results::{KrmResult, Results, Severity};
+use crate::results::{Diagnostic as _, KrmResult, Results, Severity};
 use crate::service::definition::SERVICES_GROUP;
 
 /// Load the catalogs the run needs and report their problems. The config item and inline
@@ -230,18 +230,11 @@ fn catalog_result(
     items: &[Value],
     config: Option<&Value>,
 ) -> KrmResult {
-    let severity = e.severity;
     if let Some(item) = e.item.and_then(|i| items.get(i)) {
-        let mut message = e.message.clone();
-        if let Some(file) = &e.file {
-            message = format!("{file}: {message}");
-        }
-        return KrmResult::new(severity, message)
-            .about(item)
-            .at(e.path.to_string())
-            .tag("catalog", e.source.clone());
+        return KrmResult::of(e, Some(item));
     }
-    let mut r = KrmResult::new(severity, e.to_string()).tag("catalog", e.source.clone());
+    // Not about an item: the message names the catalog, file and path itself.
+    let mut r = KrmResult::new(e.severity(), e.to_string()).tag("catalog", e.source.clone());
     if let Some(file) = &e.file {
         r = r.tag("file", file.clone());
     }

@@ -6,14 +6,14 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::classify::{Classified, Role, config_role};
-use super::input::{gvk_of, problem_result};
+use super::input::gvk_of;
 use super::output::{Provenance, drop_duplicates, generated_path, invalid_names, stamp};
 use crate::catalog::{Catalog, Kind, Service};
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
 use crate::diagnostics::{FieldPath, PathSegment};
 use crate::render::{self, Renderer, Scope};
 use crate::resource_list;
-use crate::results::{KrmResult, Results, Severity};
+use crate::results::{Diagnostic, KrmResult, Results, Warning};
 use crate::service::definition::{self, Status};
 use crate::service::{Schemas, instance, legacy};
 use crate::strict::{Problem, Reader};
@@ -212,14 +212,13 @@ struct ItemScope {
 }
 
 impl Expander<'_, '_> {
-    fn push_problems(
+    fn push_problems<D: Diagnostic>(
         &mut self,
         item: &Value,
-        problems: impl IntoIterator<Item = Problem>,
-        severity: Severity,
+        problems: impl IntoIterator<Item = D>,
     ) {
         for p in problems {
-            self.results.push(problem_result(severity, &p, Some(item)));
+            self.results.push(KrmResult::of(&p, Some(item)));
         }
     }
 
@@ -264,7 +263,7 @@ impl Expander<'_, '_> {
             }
             rest.insert(key, value);
         }
-        self.push_problems(item, problems, Severity::Error);
+        self.push_problems(item, problems);
         let cluster_type_from_item = cluster_type.is_some();
         let cluster_type = cluster_type.or_else(|| self.settings.cluster_type.clone());
         let mut cluster = self.settings.cluster.clone();
@@ -415,14 +414,14 @@ impl Expander<'_, '_> {
         let prepared =
             match instance::prepare(self.schemas, def, &raw, &FieldPath::parse("spec"), unknown) {
                 Ok(p) => {
-                    self.push_problems(item, p.warnings.clone(), Severity::Warning);
+                    self.push_problems(item, p.warnings.iter().cloned().map(Warning));
                     p
                 }
                 Err(rejected) => {
-                    self.push_problems(item, rejected.warnings, Severity::Warning);
+                    self.push_problems(item, rejected.warnings.into_iter().map(Warning));
                     let problems =
                         where_to_set(item, service, &FieldPath::parse("spec"), rejected.errors);
-                    self.push_problems(item, problems, Severity::Error);
+                    self.push_problems(item, problems);
                     return Vec::new();
                 }
             };
@@ -492,9 +491,9 @@ impl Expander<'_, '_> {
             .map(|s| s.definition.id.as_str())
             .collect();
         let migration = legacy::migrate(&mut services, &FieldPath::parse("spec.services"), &ids);
-        self.push_problems(item, migration.notes, Severity::Warning);
+        self.push_problems(item, migration.notes.into_iter().map(Warning));
         if !migration.errors.is_empty() {
-            self.push_problems(item, migration.errors, Severity::Error);
+            self.push_problems(item, migration.errors);
             return Vec::new();
         }
         if !self.known_cluster_type(item, &scope) {
@@ -570,14 +569,14 @@ impl Expander<'_, '_> {
             let field = FieldPath::parse("spec.services").key(id);
             match instance::prepare(self.schemas, &service.definition, &raw, &field, unknown) {
                 Ok(p) => {
-                    self.push_problems(item, p.warnings.clone(), Severity::Warning);
+                    self.push_problems(item, p.warnings.iter().cloned().map(Warning));
                     statuses.insert(id.clone(), p.status);
                     prepared.push((service, p));
                 }
                 Err(rejected) => {
-                    self.push_problems(item, rejected.warnings, Severity::Warning);
+                    self.push_problems(item, rejected.warnings.into_iter().map(Warning));
                     let problems = where_to_set(item, service, &field, rejected.errors);
-                    self.push_problems(item, problems, Severity::Error);
+                    self.push_problems(item, problems);
                     failed = true;
                 }
             }
@@ -616,14 +615,7 @@ impl Expander<'_, '_> {
             Ok(g) => g,
             Err(errors) => {
                 for e in errors {
-                    let mut r = KrmResult::error(e.to_string())
-                        .about(item)
-                        .at(field)
-                        .tag("template", e.template.clone());
-                    if let Some(line) = e.line {
-                        r = r.tag("line", line.to_string());
-                    }
-                    self.results.push(r);
+                    self.results.push(KrmResult::of(&e, Some(item)).at(field));
                 }
                 return Vec::new();
             }
@@ -632,8 +624,7 @@ impl Expander<'_, '_> {
         let path = match generated_path(item, &service.definition.id) {
             Ok(path) => path,
             Err(e) => {
-                self.results
-                    .push(KrmResult::error(e).about(item).at("metadata.name"));
+                self.results.push(KrmResult::of(&e, Some(item)));
                 return Vec::new();
             }
         };

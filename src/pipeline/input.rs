@@ -7,9 +7,7 @@ use serde_json::Value;
 
 use crate::gvk::Gvk;
 use crate::resource_list;
-use crate::results::{KrmResult, Severity};
 use crate::service::definition::SERVICES_GROUP;
-use crate::strict::Problem;
 
 /// Where the run happens: relative catalog paths resolve against `cwd`.
 #[derive(Debug, Clone)]
@@ -67,13 +65,4 @@ pub(super) fn hydrate(
             *item = full;
         }
     }
-}
-
-/// A config or schema problem as a result, about `item` when there is one.
-pub(super) fn problem_result(severity: Severity, p: &Problem, item: Option<&Value>) -> KrmResult {
-    let mut r = KrmResult::new(severity, p.message.clone()).at(p.path.to_string());
-    if let Some(item) = item {
-        r = r.about(item).at(p.path.to_string());
-    }
-    r
 }

@@ -22,7 +22,7 @@ use crate::config;
 use crate::remote::LazyRemote;
 use crate::render::Renderer;
 use crate::resource_list::{self, ResourceList, Verbatim};
-use crate::results::{Results, Severity};
+use crate::results::{KrmResult, Results};
 use crate::service::Schemas;
 
 pub use catalogs::load_catalogs;
@@ -49,7 +49,7 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
     let config_ref = function_config.as_ref();
     let fc = config::parse(config_ref);
     for p in &fc.problems {
-        results.push(input::problem_result(Severity::Error, p, config_ref));
+        results.push(KrmResult::of(p, config_ref));
     }
     if !fc.problems.is_empty() {
         // A broken config must not reach for catalogs (or the network) it may not mean.

@@ -259,17 +259,28 @@ pub(super) fn invalid_names(object: &Value, template: &str, source: &Value) -> V
     out
 }
 
+/// A source's `metadata.name` that cannot name the files generated from it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "metadata.name \"{0}\" is not a valid Kubernetes name: expected a DNS-1123 subdomain (lowercase letters, digits, - and ., starting and ending with a letter or digit, at most 253 characters); generated files are named after it"
+)]
+pub(super) struct InvalidName(String);
+
+impl crate::results::Diagnostic for InvalidName {
+    fn field_path(&self) -> String {
+        "metadata.name".to_owned()
+    }
+}
+
 /// `<dir of the source file>/<source name>.<service id>.yaml`: one file per service, beside
 /// the source, so kpt writes generated files next to what produced them. The name must be
 /// what the apiserver accepts for a custom resource (a DNS-1123 subdomain), so no `/` or `..`
 /// can move the file elsewhere (service IDs are RFC 1123 labels already).
-pub(super) fn generated_path(source: &Value, service_id: &str) -> Result<String, String> {
+pub(super) fn generated_path(source: &Value, service_id: &str) -> Result<String, InvalidName> {
     let name = resource_list::str_at(source, &["metadata", "name"]);
     let name = if name.is_empty() { "generated" } else { name };
     if !crate::gvk::is_dns_subdomain(name) {
-        return Err(format!(
-            "metadata.name \"{name}\" is not a valid Kubernetes name: expected a DNS-1123 subdomain (lowercase letters, digits, - and ., starting and ending with a letter or digit, at most 253 characters); generated files are named after it"
-        ));
+        return Err(InvalidName(name.to_owned()));
     }
     let file = format!("{name}.{service_id}.yaml");
     Ok(match resource_list::file_of(source) {

@@ -60,33 +60,106 @@ impl Bounds {
             .max(RATIO_FLOOR)
     }
 
-    fn total_error(&self, what: &str) -> String {
-        format!(
-            "{what} unpacks to more than {} bytes; raise {} if this is expected",
-            self.total, self.total_env
-        )
+    fn total_error(&self, what: &str) -> ArchiveError {
+        ArchiveError::TotalTooBig {
+            what: what.to_owned(),
+            bytes: self.total,
+            env: self.total_env,
+        }
     }
 
-    fn file_error(&self, name: &str) -> String {
-        format!(
-            "entry \"{name}\" unpacks to more than {} bytes; raise {} if this is expected",
-            self.file, self.file_env
-        )
+    /// One entry passes the per-file bound.
+    pub fn file_error(&self, name: &str) -> ArchiveError {
+        ArchiveError::FileTooBig {
+            name: name.to_owned(),
+            bytes: self.file,
+            env: self.file_env,
+        }
     }
+}
 
-    fn ratio_error(what: &str, packed: usize, out: u64) -> String {
-        format!(
-            "{what} unpacks to more than {out} bytes from {packed}, more than {} times its size (a likely decompression bomb); raise {} if this is expected",
-            crate::env::max_unpack_ratio(),
-            crate::env::MAX_UNPACK_RATIO
-        )
-    }
+/// Why an archive could not be unpacked (the caller names the archive).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArchiveError {
+    /// The gzip or tar framing is wrong from the start.
+    #[error("not a tar.gz bundle: {0}")]
+    NotTarGz(String),
+    /// A tar entry cannot be read.
+    #[error("corrupt tar.gz bundle: {0}")]
+    CorruptTarGz(String),
+    /// Not a zip archive.
+    #[error("not a zip archive: {0}")]
+    NotZip(String),
+    /// A zip entry cannot be read.
+    #[error("corrupt zip archive: {0}")]
+    CorruptZip(String),
+    /// More than [`MAX_ENTRIES`] entries.
+    #[error("the archive has more than {MAX_ENTRIES} entries")]
+    TooManyEntries,
+    /// An absolute path or one with `..`; `root` names the archive's kind.
+    #[error("entry \"{name}\" escapes the {root} root")]
+    Escapes {
+        /// The entry as written.
+        name: String,
+        /// "bundle" or "archive".
+        root: &'static str,
+    },
+    /// A symbolic or hard link in a catalog bundle.
+    #[error("entry \"{0}\" is a link; catalog bundles may only contain files")]
+    Link(String),
+    /// The entry's bytes cannot be read.
+    #[error("corrupt archive at \"{name}\": {reason}")]
+    Corrupt {
+        /// The entry.
+        name: String,
+        /// What the decoder said.
+        reason: String,
+    },
+    /// One entry passes the per-file bound.
+    #[error("entry \"{name}\" unpacks to more than {bytes} bytes; raise {env} if this is expected")]
+    FileTooBig {
+        /// The entry.
+        name: String,
+        /// The bound.
+        bytes: u64,
+        /// The variable that raises it.
+        env: &'static str,
+    },
+    /// All entries together pass the total bound.
+    #[error("{what} unpacks to more than {bytes} bytes; raise {env} if this is expected")]
+    TotalTooBig {
+        /// The archive ("the bundle", "the archive").
+        what: String,
+        /// The bound.
+        bytes: u64,
+        /// The variable that raises it.
+        env: &'static str,
+    },
+    /// The unpacked size passes the ratio bound: a likely decompression bomb.
+    #[error(
+        "{what} unpacks to more than {out} bytes from {packed}, more than {ratio} times its size (a likely decompression bomb); raise {env} if this is expected"
+    )]
+    Ratio {
+        /// The archive.
+        what: String,
+        /// The bound reached.
+        out: u64,
+        /// The packed size.
+        packed: usize,
+        /// The ratio allowed.
+        ratio: u64,
+        /// The variable that raises it.
+        env: &'static str,
+    },
+    /// The file an exec runtime names is not in its archive.
+    #[error("the archive has no \"{0}\"")]
+    Missing(String),
 }
 
 /// Unpack a `.tar.gz` into relative paths and contents. A single top-level directory that
 /// wraps the whole bundle (`catalog/services/...`) is stripped. Bounded in entries, in bytes
 /// per file and in total, and in the unpacked/packed ratio, all checked while reading.
-pub fn unpack(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, String> {
+pub fn unpack(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, ArchiveError> {
     let decoder = flate2::read::GzDecoder::new(bytes);
     let ratio_cap = Bounds::ratio_cap(bytes.len());
     // The tar stream (headers and padding included) is bounded too, so a gzip bomb of
@@ -101,12 +174,12 @@ pub fn unpack(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, S
     let mut total = 0u64;
     let entries = archive
         .entries()
-        .map_err(|e| format!("not a tar.gz bundle: {e}"))?;
+        .map_err(|e| ArchiveError::NotTarGz(e.to_string()))?;
     for (count, entry) in entries.enumerate() {
         if count >= MAX_ENTRIES {
-            return Err(format!("the archive has more than {MAX_ENTRIES} entries"));
+            return Err(ArchiveError::TooManyEntries);
         }
-        let entry = entry.map_err(|e| format!("corrupt tar.gz bundle: {e}"))?;
+        let entry = entry.map_err(|e| ArchiveError::CorruptTarGz(e.to_string()))?;
         let raw = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let kind = entry.header().entry_type();
         if kind.is_dir() {
@@ -114,12 +187,13 @@ pub fn unpack(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, S
         }
         let path = raw.trim_start_matches("./").to_owned();
         if path.starts_with('/') || path.split('/').any(|s| s == "..") {
-            return Err(format!("entry \"{raw}\" escapes the bundle root"));
+            return Err(ArchiveError::Escapes {
+                name: raw,
+                root: "bundle",
+            });
         }
         if kind.is_symlink() || kind.is_hard_link() {
-            return Err(format!(
-                "entry \"{raw}\" is a link; catalog bundles may only contain files"
-            ));
+            return Err(ArchiveError::Link(raw));
         }
         if !kind.is_file()
             || (bounds.catalog_only
@@ -144,7 +218,7 @@ pub fn read_bounded(
     before: u64,
     bounds: &Bounds,
     packed: usize,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, ArchiveError> {
     let ratio_cap = Bounds::ratio_cap(packed);
     let room = bounds
         .file
@@ -154,7 +228,10 @@ pub fn read_bounded(
     entry
         .take(room.saturating_add(1))
         .read_to_end(&mut content)
-        .map_err(|e| format!("corrupt archive at \"{name}\": {e}"))?;
+        .map_err(|e| ArchiveError::Corrupt {
+            name: name.to_owned(),
+            reason: e.to_string(),
+        })?;
     let size = content.len() as u64;
     if size > bounds.file {
         return Err(bounds.file_error(name));
@@ -163,7 +240,13 @@ pub fn read_bounded(
         return Err(bounds.total_error(what));
     }
     if before + size > ratio_cap {
-        return Err(Bounds::ratio_error(what, packed, ratio_cap));
+        return Err(ArchiveError::Ratio {
+            what: what.to_owned(),
+            out: ratio_cap,
+            packed,
+            ratio: crate::env::max_unpack_ratio(),
+            env: crate::env::MAX_UNPACK_RATIO,
+        });
     }
     Ok(content)
 }
@@ -243,7 +326,7 @@ mod tests {
         builder.append(&header, &b"x"[..]).unwrap();
         let tgz = builder.into_inner().unwrap().finish().unwrap();
         assert_eq!(
-            unpack(&tgz, &Bounds::catalog()).unwrap_err(),
+            unpack(&tgz, &Bounds::catalog()).unwrap_err().to_string(),
             "entry \"../../etc/passwd\" escapes the bundle root"
         );
         let big = pack(&[("services/a.yaml", &[b'a'; 2048])]);
@@ -255,12 +338,12 @@ mod tests {
             catalog_only: true,
         };
         assert_eq!(
-            unpack(&big, &small(1 << 20, 1024)).unwrap_err(),
+            unpack(&big, &small(1 << 20, 1024)).unwrap_err().to_string(),
             "entry \"services/a.yaml\" unpacks to more than 1024 bytes; raise FILE if this is expected"
         );
         let two = pack(&[("a.yaml", &[b'a'; 800]), ("b.yaml", &[b'b'; 800])]);
         assert_eq!(
-            unpack(&two, &small(1024, 1024)).unwrap_err(),
+            unpack(&two, &small(1024, 1024)).unwrap_err().to_string(),
             "the bundle unpacks to more than 1024 bytes; raise TOTAL if this is expected"
         );
     }
@@ -278,7 +361,7 @@ mod tests {
             file_env: "FILE",
             catalog_only: false,
         };
-        let e = unpack(&bomb, &generous).unwrap_err();
+        let e = unpack(&bomb, &generous).unwrap_err().to_string();
         assert!(
             e.contains("a likely decompression bomb); raise KRM_CATALOG_MAX_UNPACK_RATIO"),
             "{e}"
@@ -286,7 +369,7 @@ mod tests {
         let names: Vec<String> = (0..=MAX_ENTRIES).map(|i| format!("f{i}")).collect();
         let many: Vec<(&str, &[u8])> = names.iter().map(|n| (n.as_str(), &b""[..])).collect();
         assert_eq!(
-            unpack(&pack(&many), &generous).unwrap_err(),
+            unpack(&pack(&many), &generous).unwrap_err().to_string(),
             format!("the archive has more than {MAX_ENTRIES} entries")
         );
     }

@@ -95,7 +95,7 @@ impl Cache {
     }
 
     /// Store a blob (its digest is computed here, never trusted from outside); returns the hex.
-    pub fn put_blob(&self, bytes: &[u8]) -> Result<String, String> {
+    pub fn put_blob(&self, bytes: &[u8]) -> std::io::Result<String> {
         let hex = sha256_hex(bytes);
         let Some(path) = self.blob_path(&hex) else {
             return Ok(hex);
@@ -133,7 +133,7 @@ impl Cache {
     }
 
     /// Record what a reference resolved to.
-    pub fn put_ref(&self, reference: &str, entry: &RefEntry) -> Result<(), String> {
+    pub fn put_ref(&self, reference: &str, entry: &RefEntry) -> std::io::Result<()> {
         let Some(path) = self.ref_path(reference) else {
             return Ok(());
         };
@@ -165,7 +165,7 @@ impl Cache {
         }
     }
 
-    fn write_atomically(&self, path: &Path, bytes: &[u8]) -> Result<(), String> {
+    fn write_atomically(&self, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         // Once per process, where the process writes anyway (a read-only cache is never
         // touched).
         static CLEANED: std::sync::Once = std::sync::Once::new();
@@ -176,7 +176,7 @@ impl Cache {
         let tmp_dir = root.join("tmp");
         let parent = path.parent().unwrap_or(root);
         for dir in [&tmp_dir, &parent.to_path_buf()] {
-            fs_err::create_dir_all(dir).map_err(|e| e.to_string())?;
+            fs_err::create_dir_all(dir)?;
         }
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -195,7 +195,7 @@ impl Cache {
         })();
         if let Err(e) = result {
             let _ = fs_err::remove_file(&tmp);
-            return Err(e.to_string());
+            return Err(e);
         }
         Ok(())
     }

@@ -4,6 +4,7 @@
 
 pub mod archive;
 pub mod cache;
+mod error;
 pub mod net;
 pub mod oci;
 
@@ -13,7 +14,8 @@ use crate::catalog::{Bundle, CatalogError, Origin};
 use crate::catalog_ref::{CatalogRef, Digest};
 use crate::verify::sha256_hex;
 use cache::{Cache, RefEntry};
-use net::{Net, check_transport};
+pub use error::RemoteError;
+use net::{Net, Refusal, SetupError, check_transport};
 
 /// Whether a remote reference matches a `trustedCatalogs` entry: exactly, by its repository
 /// (an OCI reference without tag or digest), or by a prefix ending in `*`. URLs are compared
@@ -110,8 +112,8 @@ fn percent_decode(segment: &str) -> String {
 /// Parse an `http(s)://` URL, refusing paths that servers may read differently from us:
 /// encoded separators (`%2f`, `%5c`) and dot segments (`.`, `..`, `%2e%2e`), which the URL
 /// parser or a static server would resolve to a path outside a trusted prefix.
-pub fn check_url_path(text: &str) -> Result<reqwest::Url, String> {
-    let url = reqwest::Url::parse(text).map_err(|e| format!("{text} is not a URL: {e}"))?;
+pub fn check_url_path(text: &str) -> Result<reqwest::Url, RemoteError> {
+    let url = parse_url(text)?;
     let after_scheme = text.split_once("://").map_or(text, |(_, rest)| rest);
     let before_query = after_scheme
         .split(['?', '#'])
@@ -122,40 +124,57 @@ pub fn check_url_path(text: &str) -> Result<reqwest::Url, String> {
     for segment in path.split(['/', '\\']) {
         let decoded = percent_decode(segment);
         if decoded.contains(['/', '\\']) {
-            return Err(format!(
-                "{text}: the path segment \"{segment}\" hides a separator (%2f or %5c); write the path without encoded separators"
-            ));
+            return Err(RemoteError::HiddenSeparator {
+                url: text.to_owned(),
+                segment: segment.to_owned(),
+            });
         }
         if decoded == "." || decoded == ".." {
-            return Err(format!(
-                "{text}: the path has a \"{segment}\" segment; write the path without dot segments"
-            ));
+            return Err(RemoteError::DotSegment {
+                url: text.to_owned(),
+                segment: segment.to_owned(),
+            });
         }
         // `..;x` is `..` with path parameters to Tomcat, Jetty and Spring: the same escape.
         if let Some((dots, _)) = decoded.split_once(';')
             && (dots == "." || dots == "..")
         {
-            return Err(format!(
-                "{text}: the path has a \"{segment}\" segment, a dot segment with parameters (some servers read it as \"{dots}\"); write the path without dot segments"
-            ));
+            return Err(RemoteError::DotSegmentWithParameters {
+                url: text.to_owned(),
+                segment: segment.to_owned(),
+                dots: dots.to_owned(),
+            });
         }
     }
     Ok(url)
+}
+
+fn parse_url(text: &str) -> Result<reqwest::Url, RemoteError> {
+    reqwest::Url::parse(text).map_err(|e| RemoteError::NotAUrl {
+        url: text.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+/// The transport rule ([`check_transport`]) for the first URL, the refusal naming it; `hint`
+/// is added to the message.
+fn refused_transport(
+    url: &str,
+    parsed: &reqwest::Url,
+    hint: &'static str,
+) -> Result<(), RemoteError> {
+    check_transport(parsed).map_err(|refusal| RemoteError::Refused {
+        url: url.to_owned(),
+        refusal,
+        hint,
+    })
 }
 
 /// Loads remote catalogs through the cache; the network is set up on first need.
 pub struct Remote {
     cache: Cache,
     offline: bool,
-    net: OnceCell<Result<Net, String>>,
-}
-
-fn prepare_hint(reference: &str) -> String {
-    format!(
-        "kpt and kustomize run container functions without network: run `krm-catalog catalog pull {reference}` where the \
-         network is available and mount that cache at ${} (read-only is fine), or set offline: true to fail without trying",
-        crate::env::CACHE
-    )
+    net: OnceCell<Result<Net, SetupError>>,
 }
 
 impl Remote {
@@ -190,36 +209,34 @@ impl Remote {
     /// GET a URL (runtimes: exec downloads), refusing plain HTTP except on loopback, on the
     /// first URL and on every redirect hop. Any https hop is followed: the caller verifies the
     /// bytes against the sha256 it requires.
-    pub fn fetch_url(&self, url: &str) -> Result<Vec<u8>, String> {
+    pub fn fetch_url(&self, url: &str) -> Result<Vec<u8>, RemoteError> {
         if self.offline {
-            return Err(format!(
-                "offline: {url} is not in {}",
-                self.cache.describe()
-            ));
+            return Err(RemoteError::NotCached {
+                reference: url.to_owned(),
+                cache: self.cache.describe(),
+            });
         }
-        let parsed = reqwest::Url::parse(url).map_err(|e| format!("{url} is not a URL: {e}"))?;
-        check_transport(&parsed)
-            .map_err(|e| format!("{url}: {e} (exec runtimes may also use file://)"))?;
-        self.net()?.get(url, &net::any_hop).map_err(|e| e.message)
+        refused_transport(
+            url,
+            &parse_url(url)?,
+            " (exec runtimes may also use file://)",
+        )?;
+        Ok(self.net()?.get(url, &net::any_hop)?)
     }
 
     /// The digest a registry has for an image reference (the index of a multi-arch image).
-    pub fn net_manifest_digest(&self, reference: &str) -> Result<String, String> {
+    pub fn net_manifest_digest(&self, reference: &str) -> Result<String, RemoteError> {
         if self.offline {
-            return Err(format!(
-                "offline: cannot check {reference} against its registry"
-            ));
+            return Err(RemoteError::OfflineRegistry(reference.to_owned()));
         }
-        self.net()?
-            .manifest_digest(reference)
-            .map_err(|e| e.message)
+        Ok(self.net()?.manifest_digest(reference)?)
     }
 
-    fn net(&self) -> Result<&Net, String> {
+    fn net(&self) -> Result<&Net, RemoteError> {
         self.net
             .get_or_init(Net::new)
             .as_ref()
-            .map_err(Clone::clone)
+            .map_err(|e| RemoteError::Setup(e.clone()))
     }
 
     /// Load a remote source as a bundle, checking trust first. Problems are in the bundle.
@@ -235,6 +252,7 @@ impl Remote {
         if let CatalogRef::Url { url, .. } = source
             && let Err(e) = check_url_path(url)
         {
+            let e = e.to_string();
             let message = e.strip_prefix(&format!("{url}: ")).unwrap_or(&e).to_owned();
             return Bundle::failed(origin, CatalogError::new(&label, message));
         }
@@ -252,7 +270,8 @@ impl Remote {
         }
         match self.resolve(source, false, Some(trusted)) {
             Ok(bundle) => bundle,
-            Err(message) => {
+            Err(e) => {
+                let message = e.to_string();
                 // The label already names the reference; don't say it twice.
                 let bare = reference.trim_start_matches("oci://");
                 let message = message
@@ -268,7 +287,7 @@ impl Remote {
     /// Fetch a source even when cached (refreshing tags and unpinned URLs) and store it.
     /// Redirects must stay on https (or loopback http); there is no trust list to check them
     /// against (`catalog view` is how a user decides to trust).
-    pub fn pull(&self, source: &CatalogRef) -> Result<Bundle, String> {
+    pub fn pull(&self, source: &CatalogRef) -> Result<Bundle, RemoteError> {
         self.resolve(source, true, None)
     }
 
@@ -277,24 +296,13 @@ impl Remote {
         source: &CatalogRef,
         refresh: bool,
         trusted: Option<&[String]>,
-    ) -> Result<Bundle, String> {
+    ) -> Result<Bundle, RemoteError> {
         match source {
             CatalogRef::Url { url, sha256 } => {
                 self.resolve_url(url, sha256.as_ref().map(Digest::hex), refresh, trusted)
             }
             CatalogRef::Oci(r) => self.resolve_oci(r, refresh),
-            CatalogRef::Path(p) => Err(format!("{p} is a local path")),
-        }
-    }
-
-    fn unreachable_or_offline(&self, reference: &str, what: &str) -> String {
-        if self.offline {
-            format!(
-                "offline: {reference} is not in {}; {what}",
-                self.cache.describe()
-            )
-        } else {
-            what.to_owned()
+            CatalogRef::Path(p) => Err(RemoteError::LocalPath(p.clone())),
         }
     }
 
@@ -306,15 +314,16 @@ impl Remote {
         pin: Option<&str>,
         refresh: bool,
         trusted: Option<&[String]>,
-    ) -> Result<Bundle, String> {
+    ) -> Result<Bundle, RemoteError> {
         let parsed = check_url_path(url)?;
-        check_transport(&parsed).map_err(|e| format!("{url}: {e}"))?;
+        refused_transport(url, &parsed, "")?;
         // `url: …#sha256=…` looks pinned but is not: a fragment never reaches the server and
         // nothing here would check it.
         if let Some(fragment) = parsed.fragment() {
-            return Err(format!(
-                "{url}: the fragment \"#{fragment}\" pins nothing (it is never sent or checked); set the entry's sha256 field instead"
-            ));
+            return Err(RemoteError::FragmentPin {
+                url: url.to_owned(),
+                fragment: fragment.to_owned(),
+            });
         }
         let origin = Origin::Url(url.to_owned());
         let name = parsed
@@ -350,15 +359,15 @@ impl Remote {
             }
             if self.offline {
                 if let Some(hop) = untrusted_hop {
-                    return Err(format!(
-                        "offline: the copy in {} came through the redirect to {hop}, which is not trusted; add it to spec.trustedCatalogs if you trust it, or pin the catalog with sha256",
-                        self.cache.describe()
-                    ));
+                    return Err(RemoteError::UntrustedCachedHop {
+                        cache: self.cache.describe(),
+                        hop,
+                    });
                 }
-                return Err(format!(
-                    "offline: {url} is not in {}; run `krm-catalog catalog pull {url}` where the network is available",
-                    self.cache.describe()
-                ));
+                return Err(RemoteError::NotPulled {
+                    reference: url.to_owned(),
+                    cache: self.cache.describe(),
+                });
             }
         }
         let net = self.net()?;
@@ -369,27 +378,24 @@ impl Remote {
                 hops.borrow_mut().push(hop.as_str().to_owned());
             }
             match trusted {
-            Some(list) if pin.is_none() && !is_trusted(hop.as_str(), list) => Err(
-                "not trusted; add it to spec.trustedCatalogs if you trust it, or pin the catalog with sha256"
-                    .to_owned(),
-            ),
-            _ => Ok(()),
-        }
-        };
-        let bytes = net.get(url, &hop_trusted).map_err(|e| {
-            if e.unreachable {
-                format!("{e}; {}", prepare_hint(url))
-            } else {
-                e.message.clone()
+                Some(list) if pin.is_none() && !is_trusted(hop.as_str(), list) => {
+                    Err(Refusal::Untrusted)
+                }
+                _ => Ok(()),
             }
-        })?;
+        };
+        let bytes = net
+            .get(url, &hop_trusted)
+            .map_err(|e| unreachable_hint(e, url))?;
         let digest = sha256_hex(&bytes);
         if let Some(pin) = pin
             && digest != pin
         {
-            return Err(format!(
-                "{url}: sha256 mismatch: expected {pin}, downloaded {digest}"
-            ));
+            return Err(RemoteError::Mismatch {
+                url: url.to_owned(),
+                expected: pin.to_owned(),
+                got: digest,
+            });
         }
         // The cache is a convenience for later runs: failing to write it does not fail this one.
         if let Err(e) = self.cache.put_blob(&bytes).and_then(|_| {
@@ -417,7 +423,7 @@ impl Remote {
         bundle_from_bytes(origin, &name, &bytes)
     }
 
-    fn resolve_oci(&self, reference: &str, refresh: bool) -> Result<Bundle, String> {
+    fn resolve_oci(&self, reference: &str, refresh: bool) -> Result<Bundle, RemoteError> {
         let origin = Origin::Oci(reference.to_owned());
         let full = format!("oci://{reference}");
         if !refresh {
@@ -436,23 +442,17 @@ impl Remote {
                 return bundle;
             }
             if self.offline {
-                return Err(self.unreachable_or_offline(
-                    &full,
-                    &format!(
-                        "run `krm-catalog catalog pull {full}` where the network is available"
-                    ),
-                ));
+                return Err(RemoteError::NotPulled {
+                    reference: full,
+                    cache: self.cache.describe(),
+                });
             }
         }
         let net = self.net()?;
-        let artifact = net.pull_artifact(reference).map_err(|e| {
-            if e.unreachable {
-                format!("{e}; {}", prepare_hint(&full))
-            } else {
-                e.message.clone()
-            }
-        })?;
-        let store = || -> Result<(), String> {
+        let artifact = net
+            .pull_artifact(reference)
+            .map_err(|e| unreachable_hint(e, &full))?;
+        let store = || -> std::io::Result<()> {
             for layer in &artifact.layers {
                 self.cache.put_blob(&layer.data)?;
             }
@@ -485,7 +485,7 @@ impl Remote {
         &self,
         origin: Origin,
         manifest_hex: &str,
-    ) -> Option<Result<Bundle, String>> {
+    ) -> Option<Result<Bundle, RemoteError>> {
         let manifest = self.cache.get_blob(manifest_hex)?;
         let value: serde_json::Value = serde_json::from_slice(&manifest).ok()?;
         let mut layers = Vec::new();
@@ -540,6 +540,19 @@ impl LazyRemote {
     }
 }
 
+/// A failed request, with how to prepare a cache for `reference` when the network could not be
+/// reached.
+fn unreachable_hint(error: net::FetchError, reference: &str) -> RemoteError {
+    if error.unreachable {
+        RemoteError::Unreachable {
+            error,
+            reference: reference.to_owned(),
+        }
+    } else {
+        RemoteError::Fetch(error)
+    }
+}
+
 fn origin_of(source: &CatalogRef) -> Origin {
     match source {
         CatalogRef::Url { url, .. } => Origin::Url(url.clone()),
@@ -548,16 +561,24 @@ fn origin_of(source: &CatalogRef) -> Origin {
     }
 }
 
-fn bundle_from_bytes(origin: Origin, name: &str, bytes: &[u8]) -> Result<Bundle, String> {
+fn bundle_from_bytes(origin: Origin, name: &str, bytes: &[u8]) -> Result<Bundle, RemoteError> {
     let mut bundle = unpinned_bundle_from_bytes(origin, name, bytes)?;
     bundle.pin = Some(format!("sha256:{}", sha256_hex(bytes)));
     Ok(bundle)
 }
 
-fn unpinned_bundle_from_bytes(origin: Origin, name: &str, bytes: &[u8]) -> Result<Bundle, String> {
+fn unpinned_bundle_from_bytes(
+    origin: Origin,
+    name: &str,
+    bytes: &[u8],
+) -> Result<Bundle, RemoteError> {
     if archive::is_gzip(bytes) {
-        let files = archive::unpack(bytes, &archive::Bounds::catalog())
-            .map_err(|e| format!("{}: {e}", origin.label()))?;
+        let files = archive::unpack(bytes, &archive::Bounds::catalog()).map_err(|e| {
+            RemoteError::Archive {
+                label: origin.label(),
+                reason: e.to_string(),
+            }
+        })?;
         let borrowed: Vec<(String, &[u8])> = files
             .iter()
             .map(|(p, c)| (p.clone(), c.as_slice()))
@@ -568,7 +589,7 @@ fn unpinned_bundle_from_bytes(origin: Origin, name: &str, bytes: &[u8]) -> Resul
     }
 }
 
-fn bundle_from_layers(origin: Origin, layers: &[net::Layer]) -> Result<Bundle, String> {
+fn bundle_from_layers(origin: Origin, layers: &[net::Layer]) -> Result<Bundle, RemoteError> {
     let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     for (i, layer) in layers.iter().enumerate() {
         if layer.media_type == net::CATALOG_LAYER_MEDIA_TYPE {
@@ -586,8 +607,12 @@ fn bundle_from_layers(origin: Origin, layers: &[net::Layer]) -> Result<Bundle, S
             files.push((name, layer.data.clone()));
         } else {
             files.extend(
-                archive::unpack(&layer.data, &archive::Bounds::catalog())
-                    .map_err(|e| format!("{}: layer {}: {e}", origin.label(), layer.digest))?,
+                archive::unpack(&layer.data, &archive::Bounds::catalog()).map_err(|e| {
+                    RemoteError::Archive {
+                        label: format!("{}: layer {}", origin.label(), layer.digest),
+                        reason: e.to_string(),
+                    }
+                })?,
             );
         }
     }
@@ -691,7 +716,7 @@ mod tests {
             ("https://h/t/%2e%2e/evil.yaml", "has a \"%2e%2e\" segment"),
             ("https://h/t/./a.yaml", "has a \".\" segment"),
         ] {
-            let e = check_url_path(url).unwrap_err();
+            let e = check_url_path(url).unwrap_err().to_string();
             assert!(e.starts_with(url) && e.contains(needle), "{url}: {e}");
         }
         assert!(check_url_path("https://h/t/a.yaml?next=..%2f").is_ok());
@@ -708,7 +733,7 @@ mod tests {
             "https://h/trusted/%2e%2e;/evil.yaml",
             "https://h/trusted/.;/a.yaml",
         ] {
-            let e = check_url_path(url).unwrap_err();
+            let e = check_url_path(url).unwrap_err().to_string();
             assert!(e.contains("a dot segment with parameters"), "{url}: {e}");
             assert!(!is_trusted(url, &prefix), "{url}");
         }

@@ -3,7 +3,6 @@
 //! every body, bounded retries with backoff, every redirect hop checked; every error says
 //! which reference failed and what to do.
 
-use std::fmt;
 use std::time::Duration;
 
 use crate::env::{CA_FILE, HTTP_RETRIES, HTTP_TIMEOUT, MAX_DOWNLOAD_BYTES};
@@ -23,7 +22,8 @@ pub const BUNDLE_LAYER_MEDIA_TYPES: &[&str] = &[
 ];
 
 /// A failed fetch.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct FetchError {
     /// What went wrong, naming the reference.
     pub message: String,
@@ -31,12 +31,6 @@ pub struct FetchError {
     pub transient: bool,
     /// The network itself could not be reached (no route, no DNS): say how to prepare a cache.
     pub unreachable: bool,
-}
-
-impl fmt::Display for FetchError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
 }
 
 impl FetchError {
@@ -132,24 +126,67 @@ impl Limit {
     }
 }
 
+/// Why a URL or a redirect hop is refused (the message names no URL: the caller does).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// `http://` to a host that is not loopback.
+    #[error("plain HTTP is refused except for loopback hosts; use https://")]
+    PlainHttp,
+    /// Neither `https://` nor `http://`.
+    #[error("unsupported scheme \"{0}\"; use https://")]
+    Scheme(String),
+    /// A hop of an unpinned catalog that the trust list does not cover.
+    #[error(
+        "not trusted; add it to spec.trustedCatalogs if you trust it, or pin the catalog with sha256"
+    )]
+    Untrusted,
+    /// A manifest by tag redirected away from its registry.
+    #[error(
+        "a manifest by tag is read only from its registry {0} (another host could change what the tag names); pin the reference by digest (@sha256:...) to allow the redirect"
+    )]
+    OtherRegistry(String),
+}
+
 /// What each redirect hop must satisfy besides the HTTPS/loopback rule (e.g. trust); `Err`
 /// says why a hop is refused.
-pub type HopCheck<'a> = &'a dyn Fn(&reqwest::Url) -> Result<(), String>;
+pub type HopCheck<'a> = &'a dyn Fn(&reqwest::Url) -> Result<(), Refusal>;
 
 /// Any hop that passes the HTTPS/loopback rule (content pinned by a digest, or viewed only).
-pub fn any_hop(_: &reqwest::Url) -> Result<(), String> {
+pub fn any_hop(_: &reqwest::Url) -> Result<(), Refusal> {
     Ok(())
 }
 
 /// The transport rule for the first URL and every redirect hop: `https://`, or `http://` on
 /// a loopback host.
-pub fn check_transport(url: &reqwest::Url) -> Result<(), String> {
+pub fn check_transport(url: &reqwest::Url) -> Result<(), Refusal> {
     match url.scheme() {
         "https" => Ok(()),
         "http" if url.host_str().is_some_and(is_loopback_host) => Ok(()),
-        "http" => Err("plain HTTP is refused except for loopback hosts; use https://".to_owned()),
-        other => Err(format!("unsupported scheme \"{other}\"; use https://")),
+        "http" => Err(Refusal::PlainHttp),
+        other => Err(Refusal::Scheme(other.to_owned())),
     }
+}
+
+/// Why the network stack of a run could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    /// The tokio runtime did not start.
+    #[error("cannot start the network runtime: {0}")]
+    Runtime(String),
+    /// `KRM_CATALOG_CA_FILE` could not be read.
+    #[error("{CA_FILE}: {0}")]
+    CaFile(String),
+    /// `KRM_CATALOG_CA_FILE` is not a PEM bundle.
+    #[error("{CA_FILE}: {path} is not a PEM bundle: {reason}")]
+    CaPem {
+        /// The file.
+        path: String,
+        /// What the parser said.
+        reason: String,
+    },
+    /// reqwest refused the client configuration.
+    #[error("cannot build the HTTP client: {0}")]
+    Client(String),
 }
 
 /// The network stack of a run, built on first use.
@@ -163,12 +200,12 @@ pub struct Net {
 impl Net {
     /// Build the runtime and the client (installs rustls' ring provider once). Redirects are
     /// followed by hand ([`Net::send`]) so that every hop is checked.
-    pub fn new() -> Result<Self, String> {
+    pub fn new() -> Result<Self, SetupError> {
         let _ = rustls::crypto::ring::default_provider().install_default();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
-            .map_err(|e| format!("cannot start the network runtime: {e}"))?;
+            .map_err(|e| SetupError::Runtime(e.to_string()))?;
         let timeout = crate::env::http_timeout();
         let retries = crate::env::http_retries();
         let mut builder = reqwest::Client::builder()
@@ -177,18 +214,17 @@ impl Net {
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("krm-catalog/", env!("CARGO_PKG_VERSION")));
         if let Some(path) = crate::env::ca_file() {
-            let pem = fs_err::read(&path).map_err(|e| format!("{CA_FILE}: {e}"))?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| {
-                format!(
-                    "{CA_FILE}: {} is not a PEM bundle: {e}",
-                    path.to_string_lossy()
-                )
-            })?;
+            let pem = fs_err::read(&path).map_err(|e| SetupError::CaFile(e.to_string()))?;
+            let certs =
+                reqwest::Certificate::from_pem_bundle(&pem).map_err(|e| SetupError::CaPem {
+                    path: path.to_string_lossy().into_owned(),
+                    reason: e.to_string(),
+                })?;
             builder = builder.tls_certs_merge(certs);
         }
         let http = builder
             .build()
-            .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
+            .map_err(|e| SetupError::Client(e.to_string()))?;
         Ok(Self {
             runtime,
             http,
@@ -197,15 +233,23 @@ impl Net {
         })
     }
 
-    pub(super) fn backoff(&self) -> ExponentialBuilder {
-        ExponentialBuilder::default()
+    /// Run one request to its end on the runtime, again with backoff while it fails
+    /// transiently; a transient error that outlives every retry says so.
+    pub(super) fn with_retries<T, Fut>(&self, op: impl FnMut() -> Fut) -> Result<T, FetchError>
+    where
+        Fut: Future<Output = Result<T, FetchError>>,
+    {
+        let backoff = ExponentialBuilder::default()
             .with_min_delay(Duration::from_millis(200))
             .with_max_delay(Duration::from_secs(2))
-            .with_max_times(self.retries)
+            .with_max_times(self.retries);
+        self.runtime
+            .block_on(op.retry(backoff).when(|e: &FetchError| e.transient))
+            .map_err(|e| self.gave_up(e))
     }
 
     /// A transient error that outlived every retry: say so, and what to do.
-    pub(super) fn gave_up(&self, mut e: FetchError) -> FetchError {
+    fn gave_up(&self, mut e: FetchError) -> FetchError {
         if e.transient && !e.unreachable {
             use std::fmt::Write as _;
             let _ = write!(
@@ -221,10 +265,7 @@ impl Net {
     /// redirect hop must pass the transport rule and `hop`.
     pub fn get(&self, url: &str, hop: HopCheck<'_>) -> Result<Vec<u8>, FetchError> {
         let limit = Limit::download();
-        let op = || self.get_once(url, limit, hop);
-        self.runtime
-            .block_on(op.retry(self.backoff()).when(|e: &FetchError| e.transient))
-            .map_err(|e| self.gave_up(e))
+        self.with_retries(|| self.get_once(url, limit, hop))
     }
 
     async fn get_once(

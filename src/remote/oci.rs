@@ -6,7 +6,6 @@
 //! `KRM_CATALOG_MAX_MANIFEST_BYTES`, blobs by their declared size and the download limit),
 //! hashed while it streams, and every redirect hop passes the transport rule.
 
-use backon::Retryable as _;
 use oci_client::Reference;
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 
@@ -14,7 +13,8 @@ use crate::env::MAX_MANIFEST_BYTES;
 
 use super::net::{
     Artifact, BUNDLE_LAYER_MEDIA_TYPES, CATALOG_LAYER_MEDIA_TYPE, FetchError, Layer, Limit,
-    LimitSource, Net, any_hop, check_transport, is_loopback_host, max_manifest_bytes, read_body,
+    LimitSource, Net, Refusal, any_hop, check_transport, is_loopback_host, max_manifest_bytes,
+    read_body,
 };
 
 /// Token answers are small JSON documents; a bound keeps a hostile token service harmless.
@@ -31,10 +31,7 @@ impl Net {
     /// The digest of what a tag (or digest) names in its registry: the manifest, or the index of
     /// a multi-arch image. The bytes are hashed here, not taken from a header.
     pub fn manifest_digest(&self, reference: &str) -> Result<String, FetchError> {
-        let op = || self.manifest_digest_once(reference);
-        self.runtime
-            .block_on(op.retry(self.backoff()).when(|e: &FetchError| e.transient))
-            .map_err(|e| self.gave_up(e))
+        self.with_retries(|| self.manifest_digest_once(reference))
     }
 
     async fn manifest_digest_once(&self, reference: &str) -> Result<String, FetchError> {
@@ -56,10 +53,7 @@ impl Net {
     /// Pull an OCI catalog artifact: the raw manifest (verified against any digest in the
     /// reference) and every catalog layer (verified against its descriptor's digest and size).
     pub fn pull_artifact(&self, reference: &str) -> Result<Artifact, FetchError> {
-        let op = || self.pull_once(reference);
-        self.runtime
-            .block_on(op.retry(self.backoff()).when(|e: &FetchError| e.transient))
-            .map_err(|e| self.gave_up(e))
+        self.with_retries(|| self.pull_once(reference))
     }
 
     async fn pull_once(&self, reference: &str) -> Result<Artifact, FetchError> {
@@ -277,9 +271,7 @@ impl<'a> Session<'a> {
             if pinned || hop.origin() == origin {
                 Ok(())
             } else {
-                Err(format!(
-                    "a manifest by tag is read only from its registry {registry} (another host could change what the tag names); pin the reference by digest (@sha256:...) to allow the redirect"
-                ))
+                Err(Refusal::OtherRegistry(registry.clone()))
             }
         };
         loop {

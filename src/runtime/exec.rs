@@ -4,9 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::RuntimeError;
 use crate::catalog::kep::Platform;
-use crate::remote::Remote;
-use crate::remote::archive;
+use crate::remote::archive::{self, ArchiveError};
+use crate::remote::{Remote, RemoteError};
 use crate::verify::sha256_hex;
 
 /// The KEP's name for this machine's OS and architecture.
@@ -24,7 +25,7 @@ pub fn this_platform() -> (&'static str, &'static str) {
 }
 
 /// The platform entry for this machine.
-pub fn select(platforms: &[Platform]) -> Result<&Platform, String> {
+pub fn select(platforms: &[Platform]) -> Result<&Platform, RuntimeError> {
     let (os, arch) = this_platform();
     platforms
         .iter()
@@ -34,10 +35,10 @@ pub fn select(platforms: &[Platform]) -> Result<&Platform, String> {
                 .iter()
                 .map(|p| format!("{}/{}", p.os, p.arch))
                 .collect();
-            format!(
-                "no exec runtime for {os}/{arch} (the catalog has {})",
-                have.join(", ")
-            )
+            RuntimeError::NoPlatform {
+                platform: format!("{os}/{arch}"),
+                have: have.join(", "),
+            }
         })
 }
 
@@ -48,28 +49,35 @@ pub fn prepare(
     platform: &Platform,
     remote: &Remote,
     root: Option<&Path>,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, RuntimeError> {
     let declared = platform
         .sha256
         .as_deref()
-        .ok_or_else(|| format!("{} has no sha256; KEP-2906 requires one for exec runtimes (`krm-catalog catalog lock` fills it in)", platform.uri))?;
+        .ok_or_else(|| RuntimeError::NoSha256(platform.uri.clone()))?;
     let declared = super::normalize_digest(declared)?;
     let hex = declared.trim_start_matches("sha256:").to_owned();
     if let Some(bytes) = remote.cache().get_blob(&hex) {
-        let binary =
-            extract(&bytes, &platform.bin).map_err(|e| format!("{}: {e}", platform.uri))?;
+        let binary = extract(&bytes, &platform.bin).map_err(|error| RuntimeError::Archive {
+            uri: platform.uri.clone(),
+            error,
+        })?;
         return install(&binary, remote);
     }
     let download = fetch(&platform.uri, remote, root)?;
     let got = sha256_hex(&download);
     if got != hex {
-        return Err(format!(
-            "{}: sha256 mismatch: expected {hex}, downloaded {got}",
-            platform.uri
-        ));
+        return Err(RemoteError::Mismatch {
+            url: platform.uri.clone(),
+            expected: hex,
+            got,
+        }
+        .into());
     }
     // Unpack before caching: an archive that fails its bounds leaves nothing in the cache.
-    let binary = extract(&download, &platform.bin).map_err(|e| format!("{}: {e}", platform.uri))?;
+    let binary = extract(&download, &platform.bin).map_err(|error| RuntimeError::Archive {
+        uri: platform.uri.clone(),
+        error,
+    })?;
     if let Err(e) = remote.cache().put_blob(&download) {
         crate::log!(
             crate::logger::Level::Warn,
@@ -83,54 +91,56 @@ pub fn prepare(
 /// Fetch a URI: `https://` (or loopback `http://`) through the network stack, `file://` from
 /// disk, confined to `root`, the root of the local catalog that names it (SPEC §7.3). A remote
 /// (or built-in) catalog has no root (`None`): it cannot name a file on this machine.
-pub fn fetch(uri: &str, remote: &Remote, root: Option<&Path>) -> Result<Vec<u8>, String> {
+pub fn fetch(uri: &str, remote: &Remote, root: Option<&Path>) -> Result<Vec<u8>, RuntimeError> {
     if let Some(path) = uri.strip_prefix("file://") {
         let path = resolve_file_uri(uri, path, root)?;
-        return fs_err::read(&path).map_err(|e| e.to_string());
+        return Ok(fs_err::read(&path)?);
     }
-    remote.fetch_url(uri)
+    Ok(remote.fetch_url(uri)?)
 }
 
 /// The regular file a `file://` URI names: relative paths resolve against `root`, and the
 /// result, with every link resolved, must lie inside `root` (no `..`, no absolute path or
 /// link leading out), so a catalog can only run binaries it ships.
-fn resolve_file_uri(uri: &str, path: &str, root: Option<&Path>) -> Result<PathBuf, String> {
+fn resolve_file_uri(uri: &str, path: &str, root: Option<&Path>) -> Result<PathBuf, RuntimeError> {
     let Some(root) = root else {
-        return Err(format!(
-            "{uri}: `file://` URIs are allowed only in local catalogs (a path in the function config, or an inline catalog); a remote catalog cannot name a file on this machine"
-        ));
+        return Err(RuntimeError::FileUriNotLocal(uri.to_owned()));
     };
     let relative = Path::new(path);
     if relative
         .components()
         .any(|c| matches!(c, std::path::Component::ParentDir))
     {
-        return Err(format!(
-            "{uri}: `..` is not allowed in `file://` URIs; name a file inside the catalog root {}",
-            root.display()
-        ));
+        return Err(RuntimeError::FileUriParent {
+            uri: uri.to_owned(),
+            root: root.display().to_string(),
+        });
     }
-    let root = fs_err::canonicalize(root).map_err(|e| e.to_string())?;
+    let root = fs_err::canonicalize(root)?;
     let candidate = root.join(relative);
-    let real = fs_err::canonicalize(&candidate).map_err(|e| e.to_string())?;
+    let real = fs_err::canonicalize(&candidate)?;
     if !real.starts_with(&root) {
-        return Err(format!(
-            "{uri}: resolves to {}, outside the catalog root {}; `file://` URIs must name a file inside the catalog that names them",
-            real.display(),
-            root.display()
-        ));
+        return Err(RuntimeError::FileUriOutside {
+            uri: uri.to_owned(),
+            real: real.display().to_string(),
+            root: root.display().to_string(),
+        });
     }
-    let meta = fs_err::metadata(&real).map_err(|e| e.to_string())?;
+    let meta = fs_err::metadata(&real)?;
     if !meta.is_file() {
-        return Err(format!("{uri}: {} is not a regular file", real.display()));
+        return Err(RuntimeError::FileUriNotAFile {
+            uri: uri.to_owned(),
+            path: real.display().to_string(),
+        });
     }
     let limit = crate::remote::net::max_download_bytes();
     if usize::try_from(meta.len()).unwrap_or(usize::MAX) > limit {
-        return Err(format!(
-            "{uri}: {} bytes is more than the limit of {limit} ({})",
-            meta.len(),
-            crate::env::MAX_DOWNLOAD_BYTES
-        ));
+        return Err(RuntimeError::FileUriTooBig {
+            uri: uri.to_owned(),
+            bytes: meta.len(),
+            limit,
+            env: crate::env::MAX_DOWNLOAD_BYTES,
+        });
     }
     Ok(real)
 }
@@ -138,7 +148,7 @@ fn resolve_file_uri(uri: &str, path: &str, root: Option<&Path>) -> Result<PathBu
 /// The binary named `bin` inside an archive, or the download itself. Archives are bounded
 /// as [`archive::Bounds::exec`] says, zip the same as tar (issue 9, F10): entry count, bytes
 /// of the entry, and the unpacked/packed ratio, all checked while reading.
-pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, String> {
+pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, ArchiveError> {
     let wanted = |name: &str| name == bin || name.rsplit('/').next() == Some(bin);
     let bounds = archive::Bounds::exec();
     if archive::is_gzip(download) {
@@ -147,35 +157,32 @@ pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, String> {
             .into_iter()
             .find(|(n, _)| wanted(n))
             .map(|(_, c)| c)
-            .ok_or_else(|| format!("the archive has no \"{bin}\""));
+            .ok_or_else(|| ArchiveError::Missing(bin.to_owned()));
     }
     if download.starts_with(b"PK\x03\x04") {
         let mut zip = zip::ZipArchive::new(std::io::Cursor::new(download))
-            .map_err(|e| format!("not a zip archive: {e}"))?;
+            .map_err(|e| ArchiveError::NotZip(e.to_string()))?;
         if zip.len() > archive::MAX_ENTRIES {
-            return Err(format!(
-                "the archive has more than {} entries",
-                archive::MAX_ENTRIES
-            ));
+            return Err(ArchiveError::TooManyEntries);
         }
         for i in 0..zip.len() {
             let file = zip
                 .by_index(i)
-                .map_err(|e| format!("corrupt zip archive: {e}"))?;
+                .map_err(|e| ArchiveError::CorruptZip(e.to_string()))?;
             let name = file
                 .name()
-                .map_err(|e| format!("corrupt zip archive: {e}"))?
+                .map_err(|e| ArchiveError::CorruptZip(e.to_string()))?
                 .into_owned();
             if name.split('/').any(|s| s == "..") || name.starts_with('/') {
-                return Err(format!("entry \"{name}\" escapes the archive root"));
+                return Err(ArchiveError::Escapes {
+                    name,
+                    root: "archive",
+                });
             }
             if file.is_file() && wanted(&name) {
                 // The declared size fails early; reading is bounded whatever it declares.
                 if file.size() > bounds.file {
-                    return Err(format!(
-                        "entry \"{name}\" unpacks to more than {} bytes; raise {} if this is expected",
-                        bounds.file, bounds.file_env
-                    ));
+                    return Err(bounds.file_error(&name));
                 }
                 return archive::read_bounded(
                     file,
@@ -187,14 +194,14 @@ pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, String> {
                 );
             }
         }
-        return Err(format!("the archive has no \"{bin}\""));
+        return Err(ArchiveError::Missing(bin.to_owned()));
     }
     Ok(download.to_vec())
 }
 
 /// Put a verified binary in the cache as an executable named after its own hash; an existing
 /// copy is re-hashed before use.
-fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, String> {
+fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, RuntimeError> {
     let hex = sha256_hex(binary);
     // The temporary copy lives outside `bin/`, so a process killed mid-write leaves nothing
     // there that looks like a binary.
@@ -213,7 +220,7 @@ fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, String> {
         let _ = fs_err::remove_file(&path);
     }
     for d in [&dir, &tmp_dir] {
-        fs_err::create_dir_all(d).map_err(|e| e.to_string())?;
+        fs_err::create_dir_all(d)?;
     }
     let tmp = tmp_dir.join(format!("bin.{hex}.{}", std::process::id()));
     let result = (|| {
@@ -225,12 +232,12 @@ fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, String> {
         set_executable(&tmp)?;
         fs_err::rename(&tmp, &path)
     })();
-    if let Err(e) = result {
+    if let Err(error) = result {
         let _ = fs_err::remove_file(&tmp);
-        return Err(format!(
-            "cannot install the binary in {}: {e}",
-            dir.display()
-        ));
+        return Err(RuntimeError::Install {
+            dir: dir.display().to_string(),
+            error,
+        });
     }
     Ok(path)
 }
@@ -239,40 +246,30 @@ fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, String> {
 /// 0700, a random name), for binaries when there is no cache. A fixed name in a shared temp
 /// directory could be created first by another user, who could then swap the binary between
 /// its check and its run.
-fn private_temp_dir() -> Result<PathBuf, String> {
-    use std::hash::{BuildHasher as _, Hasher as _};
+fn private_temp_dir() -> Result<PathBuf, RuntimeError> {
     let base = std::env::temp_dir();
-    let state = std::collections::hash_map::RandomState::new();
-    let mut last = String::new();
-    for attempt in 0u32..16 {
-        let mut h = state.build_hasher();
-        h.write_u32(attempt);
-        h.write_u32(std::process::id());
-        let dir = base.join(format!("krm-catalog-bin-{:016x}", h.finish()));
-        #[expect(
-            clippy::disallowed_types,
-            reason = "fs_err has no DirBuilder; the errors below name the path"
-        )]
-        let mut builder = std::fs::DirBuilder::new();
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        match builder.create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                last = format!("{}: {e}", dir.display());
-            }
-            Err(e) => {
-                return Err(format!(
-                    "cannot create a directory for the binary in {}: {e}; set KRM_CATALOG_CACHE to a directory",
-                    base.display()
-                ));
-            }
-        }
-    }
-    Err(format!(
-        "cannot create a directory for the binary in {} ({last}); set KRM_CATALOG_CACHE to a directory",
-        base.display()
-    ))
+    let made = super::create_with_random_name(
+        |random| base.join(format!("krm-catalog-bin-{random:016x}")),
+        |dir| {
+            #[expect(
+                clippy::disallowed_types,
+                reason = "fs_err has no DirBuilder; the errors below name the path"
+            )]
+            let mut builder = std::fs::DirBuilder::new();
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            builder.create(dir)
+        },
+    );
+    let reason = match made {
+        Ok((dir, ())) => return Ok(dir),
+        Err(super::Unnamed::Failed(e)) => format!(": {e}"),
+        Err(super::Unnamed::Taken(dir, e)) => format!(" ({}: {e})", dir.display()),
+    };
+    Err(RuntimeError::TempDir {
+        base: base.display().to_string(),
+        reason,
+    })
 }
 
 #[cfg(unix)]
@@ -294,7 +291,12 @@ mod tests {
     fn extracts_from_tar_gz_and_zip() {
         let tgz = archive::pack(&[("dist/fn", b"#!/bin/sh\n"), ("README", b"x")]);
         assert_eq!(extract(&tgz, "fn").unwrap(), b"#!/bin/sh\n");
-        assert!(extract(&tgz, "other").unwrap_err().contains("no \"other\""));
+        assert!(
+            extract(&tgz, "other")
+                .unwrap_err()
+                .to_string()
+                .contains("no \"other\"")
+        );
         let mut buf = std::io::Cursor::new(Vec::new());
         {
             let mut w = zip::ZipWriter::new(&mut buf);
@@ -322,6 +324,7 @@ mod tests {
         assert!(
             select(&platforms[..1])
                 .unwrap_err()
+                .to_string()
                 .contains("no exec runtime for")
         );
     }

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use super::RuntimeError;
+
 /// A parsed image reference.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ImageRef {
@@ -18,20 +20,21 @@ pub struct ImageRef {
 
 impl ImageRef {
     /// Parse a reference.
-    pub fn parse(reference: &str) -> Result<Self, String> {
+    pub fn parse(reference: &str) -> Result<Self, RuntimeError> {
         let reference = reference.trim();
         if reference.is_empty() || reference.chars().any(char::is_whitespace) {
-            return Err(format!("\"{reference}\" is not an image reference"));
+            return Err(RuntimeError::NotAnImage(reference.to_owned()));
         }
         let (rest, digest) = match reference.split_once('@') {
             Some((rest, digest)) => {
                 let hex = digest
                     .strip_prefix("sha256:")
-                    .ok_or_else(|| format!("\"{reference}\": only sha256 digests are supported"))?;
+                    .ok_or_else(|| RuntimeError::OnlySha256(reference.to_owned()))?;
                 if !crate::catalog_ref::is_sha256_hex(hex) {
-                    return Err(format!(
-                        "\"{reference}\": \"{digest}\" is not a sha256 digest"
-                    ));
+                    return Err(RuntimeError::ImageDigest {
+                        reference: reference.to_owned(),
+                        digest: digest.to_owned(),
+                    });
                 }
                 (rest, Some(digest.to_owned()))
             }
@@ -44,9 +47,10 @@ impl ImageRef {
         if let Some(t) = tag.as_deref()
             && !valid_tag(t)
         {
-            return Err(format!(
-                "\"{reference}\": tag \"{t}\" must be 1 to 128 letters, digits and ._- starting with a letter, digit or _"
-            ));
+            return Err(RuntimeError::ImageTag {
+                reference: reference.to_owned(),
+                tag: t.to_owned(),
+            });
         }
         let mut parts = name.splitn(2, '/');
         let first = parts.next().unwrap_or_default();
@@ -65,14 +69,16 @@ impl ImageRef {
         // A reference is handed to a container engine's command line: nothing in it may
         // start with `-`, or the engine would read it as an option.
         if !valid_registry(&registry) {
-            return Err(format!(
-                "\"{reference}\": registry \"{registry}\" must be a host name (letters, digits, inner - and .) with an optional :port"
-            ));
+            return Err(RuntimeError::ImageRegistry {
+                reference: reference.to_owned(),
+                registry,
+            });
         }
         if !repository.split('/').all(valid_path_component) {
-            return Err(format!(
-                "\"{reference}\": repository \"{repository}\" must be /-separated parts of lowercase letters and digits, joined inside a part by . _ __ or -"
-            ));
+            return Err(RuntimeError::ImageRepository {
+                reference: reference.to_owned(),
+                repository,
+            });
         }
         Ok(Self {
             registry,
@@ -228,7 +234,7 @@ mod tests {
             "x:-tag",
             "x:.tag",
         ] {
-            let e = ImageRef::parse(bad).unwrap_err();
+            let e = ImageRef::parse(bad).unwrap_err().to_string();
             assert!(e.starts_with(&format!("\"{bad}\": ")), "{bad}: {e}");
         }
         for good in [

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::{EditProof, RegistryCheck, RuntimeError};
 use crate::catalog::kep::{self, Runtime};
 use crate::remote::Remote;
 use crate::verify::sha256_hex;
@@ -74,15 +75,18 @@ pub fn verify(
                                     kind,
                                     detail: format!("container {}", p.reference()),
                                 },
-                                Err(e) if e.contains("moved") || e.contains("declares") => Check {
+                                Err(
+                                    e @ (RuntimeError::PinConflict { .. }
+                                    | RuntimeError::Registry(RegistryCheck::TagMoved { .. })),
+                                ) => Check {
                                     status: "MISMATCH",
                                     kind,
-                                    detail: e,
+                                    detail: e.to_string(),
                                 },
                                 Err(e) => Check {
                                     status: "ERROR",
                                     kind,
-                                    detail: e,
+                                    detail: e.to_string(),
                                 },
                             }
                         } else {
@@ -145,8 +149,8 @@ pub fn verify(
 /// The YAML files of a local catalog that hold KEP documents. The walk stays inside `root`:
 /// symbolic links are not followed (a link could lead the edit out of the catalog, or into a
 /// loop), and each directory is entered once (by device and inode, against bind-mount loops).
-fn kep_files(root: &Path) -> Result<Vec<PathBuf>, String> {
-    let meta = fs_err::metadata(root).map_err(|e| e.to_string())?;
+fn kep_files(root: &Path) -> Result<Vec<PathBuf>, RuntimeError> {
+    let meta = fs_err::metadata(root)?;
     if !meta.is_dir() {
         return Ok(vec![root.to_path_buf()]);
     }
@@ -157,12 +161,10 @@ fn kep_files(root: &Path) -> Result<Vec<PathBuf>, String> {
         if !visited.insert(crate::walk::dir_id(&dir)?) {
             continue;
         }
-        for entry in fs_err::read_dir(&dir).map_err(|e| e.to_string())? {
-            let entry = entry.map_err(|e| format!("{}: {e}", dir.display()))?;
+        for entry in fs_err::read_dir(&dir)? {
+            let entry = entry.map_err(|e| at(&dir, e))?;
             let path = entry.path();
-            let kind = entry
-                .file_type()
-                .map_err(|e| format!("{}: {e}", path.display()))?;
+            let kind = entry.file_type().map_err(|e| at(&path, e))?;
             let yaml = crate::yaml::is_yaml_file(&path.to_string_lossy());
             if kind.is_symlink() {
                 if yaml || fs_err::metadata(&path).is_ok_and(|m| m.is_dir()) {
@@ -175,7 +177,7 @@ fn kep_files(root: &Path) -> Result<Vec<PathBuf>, String> {
             } else if kind.is_dir() {
                 stack.push(path);
             } else if kind.is_file() && yaml {
-                let text = fs_err::read_to_string(&path).map_err(|e| e.to_string())?;
+                let text = fs_err::read_to_string(&path)?;
                 if text.contains("krmFunctions") {
                     files.push(path);
                 }
@@ -203,18 +205,18 @@ pub fn catalog_root(path: &Path) -> PathBuf {
 /// predictable path is followed) in the same directory, then renamed over `file`. A `file`
 /// that is itself a symbolic link is refused: renaming over it would silently turn a link
 /// into a copy, and writing through it would edit a file outside the catalog.
-fn replace_file(file: &Path, text: &str) -> Result<(), String> {
-    let meta = fs_err::symlink_metadata(file).map_err(|e| e.to_string())?;
+fn replace_file(file: &Path, text: &str) -> Result<(), RuntimeError> {
+    let meta = fs_err::symlink_metadata(file)?;
     if meta.file_type().is_symlink() {
         let target =
             fs_err::read_link(file).map_or_else(|_| "?".to_owned(), |t| t.display().to_string());
-        return Err(format!(
-            "{}: is a symbolic link to \"{target}\"; `catalog lock` does not write through links: lock the file it points to",
-            file.display()
-        ));
+        return Err(RuntimeError::Symlink {
+            file: file.display().to_string(),
+            target,
+        });
     }
     if !meta.is_file() {
-        return Err(format!("{}: not a regular file", file.display()));
+        return Err(RuntimeError::NotAFile(file.display().to_string()));
     }
     let dir = match file.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -236,44 +238,37 @@ fn replace_file(file: &Path, text: &str) -> Result<(), String> {
     })();
     result.map_err(|e| {
         let _ = fs_err::remove_file(&tmp);
-        e.to_string()
+        e.into()
     })
 }
 
 /// A new file `.<name>.<random>.lock-tmp` in `dir`, created with `O_EXCL` (`create_new`), so
 /// an existing file or link at that path is an error, never opened.
-fn create_exclusive(dir: &Path, name: &str) -> Result<(PathBuf, fs_err::File), String> {
-    use std::hash::{BuildHasher as _, Hasher as _};
-    // `RandomState` is seeded from the OS's randomness; a counter keeps retries distinct.
-    let state = std::collections::hash_map::RandomState::new();
-    let mut last = String::new();
-    for attempt in 0u32..16 {
-        let mut h = state.build_hasher();
-        h.write_u32(attempt);
-        h.write_u32(std::process::id());
-        let tmp = dir.join(format!(".{name}.{:016x}.lock-tmp", h.finish()));
-        match fs_err::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = e.to_string(),
-            Err(e) => return Err(e.to_string()),
-        }
-    }
-    Err(format!("cannot create a temporary file: {last}"))
+fn create_exclusive(dir: &Path, name: &str) -> Result<(PathBuf, fs_err::File), RuntimeError> {
+    super::create_with_random_name(
+        |random| dir.join(format!(".{name}.{random:016x}.lock-tmp")),
+        |tmp| {
+            fs_err::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(tmp)
+        },
+    )
+    .map_err(|e| match e {
+        super::Unnamed::Failed(e) => e.into(),
+        // fs_err's message names the file.
+        super::Unnamed::Taken(_, e) => RuntimeError::TempFile(e.to_string()),
+    })
 }
 
 /// Fill in missing digests in the catalog at `root` (a directory or file). Returns one line per
 /// digest written; files are rewritten only when something changed.
-pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
+pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, RuntimeError> {
     let mut written = Vec::new();
     let catalog_root = catalog_root(root);
     for file in kep_files(root)? {
-        let original = fs_err::read_to_string(&file).map_err(|e| e.to_string())?;
-        let docs =
-            crate::yaml::parse_stream(&original).map_err(|e| format!("{}: {e}", file.display()))?;
+        let original = fs_err::read_to_string(&file)?;
+        let docs = crate::yaml::parse_stream(&original).map_err(|e| at(&file, e))?;
         let mut text = original.clone();
         // Lines added so far, all in this or earlier documents: where `doc` starts now.
         let mut added = 0;
@@ -281,7 +276,7 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
             let from = (doc.line + added).saturating_sub(1);
             let (_, functions) = kep::parse(&doc.value).map_err(|p| {
                 let list: Vec<String> = p.iter().map(ToString::to_string).collect();
-                format!("{}: {}", file.display(), list.join("; "))
+                at(&file, list.join("; "))
             })?;
             for function in &functions {
                 for runtime in function.versions.iter().flat_map(|v| v.runtime.parts()) {
@@ -295,7 +290,7 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
                             let digest = remote.net_manifest_digest(&parsed.tagged())?;
                             let hex = digest.trim_start_matches("sha256:").to_owned();
                             text = insert_sibling_from(&text, from, "image", image, "sha256", &hex)
-                                .ok_or_else(|| format!("{}: cannot find `image: {image}` in block style to add its sha256", file.display()))?;
+                                .ok_or_else(|| not_in_block_style(&file, "image", image))?;
                             added += 1;
                             written.push(format!("{}: {image} → sha256:{hex}", file.display()));
                         }
@@ -304,8 +299,9 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
                                 let bytes =
                                     super::exec::fetch(&p.uri, remote, Some(&catalog_root))?;
                                 let hex = sha256_hex(&bytes);
-                                text = insert_sibling_from(&text, from, "uri", &p.uri, "sha256", &hex)
-                                    .ok_or_else(|| format!("{}: cannot find `uri: {}` in block style to add its sha256", file.display(), p.uri))?;
+                                text =
+                                    insert_sibling_from(&text, from, "uri", &p.uri, "sha256", &hex)
+                                        .ok_or_else(|| not_in_block_style(&file, "uri", &p.uri))?;
                                 added += 1;
                                 written.push(format!(
                                     "{}: {} → sha256:{hex}",
@@ -322,18 +318,35 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, String> {
         if text != original {
             // Prove the edit before writing: the file must still parse to the same documents
             // plus the new digests.
-            let edited = crate::yaml::parse_stream(&text)
-                .map_err(|e| format!("{}: the locked file would not parse: {e}", file.display()))?;
-            prove_edit(&docs, &edited, added).map_err(|e| {
-                format!(
-                    "{}: {e}; nothing was written: add the sha256 fields by hand (`krm-catalog catalog verify` checks them)",
-                    file.display()
-                )
+            let edited =
+                crate::yaml::parse_stream(&text).map_err(|e| RuntimeError::LockedUnparsable {
+                    file: file.display().to_string(),
+                    reason: e.to_string(),
+                })?;
+            prove_edit(&docs, &edited, added).map_err(|reason| RuntimeError::Unproven {
+                file: file.display().to_string(),
+                reason,
             })?;
             replace_file(&file, &text)?;
         }
     }
     Ok(written)
+}
+
+/// Something wrong at a path, said after it.
+fn at(path: &Path, reason: impl std::fmt::Display) -> RuntimeError {
+    RuntimeError::At {
+        path: path.display().to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+fn not_in_block_style(file: &Path, key: &'static str, value: &str) -> RuntimeError {
+    RuntimeError::NotInBlockStyle {
+        file: file.display().to_string(),
+        key,
+        value: value.to_owned(),
+    }
 }
 
 /// The edited documents must be the original ones with exactly `added` new `sha256` keys and
@@ -344,7 +357,7 @@ fn prove_edit(
     original: &[crate::yaml::Document],
     edited: &[crate::yaml::Document],
     added: usize,
-) -> Result<(), String> {
+) -> Result<(), EditProof> {
     fn same_but_new_pins(
         old: &serde_json::Value,
         new: &serde_json::Value,
@@ -375,14 +388,11 @@ fn prove_edit(
             .zip(edited)
             .all(|(a, b)| same_but_new_pins(&a.value, &b.value, &mut count));
     if !same || count != added {
-        return Err(
-            "the sha256 lines did not land where the runtimes are (the same text appears elsewhere in the file, e.g. in a template)"
-                .to_owned(),
-        );
+        return Err(EditProof::Misplaced);
     }
     for doc in edited.iter().filter(|d| kep::is_kep_catalog(&d.value)) {
         let Ok((_, functions)) = kep::parse(&doc.value) else {
-            return Err("the locked catalog no longer loads".to_owned());
+            return Err(EditProof::NoLongerLoads);
         };
         let unpinned = functions
             .iter()
@@ -395,7 +405,7 @@ fn prove_edit(
                 _ => false,
             });
         if unpinned {
-            return Err("a runtime is still without sha256 after the edit (its `image:` or `uri:` line also appears in another mapping)".to_owned());
+            return Err(EditProof::StillUnpinned);
         }
     }
     Ok(())

@@ -2,6 +2,7 @@
 //! at. Everything is verified before use: images are pinned by digest (and, when asked, the tag
 //! is checked against the registry), binaries are hashed after download and cached.
 
+mod error;
 pub mod exec;
 pub mod image;
 pub mod lock;
@@ -9,10 +10,11 @@ pub mod run;
 
 use crate::catalog::kep::Runtime;
 use crate::remote::Remote;
+pub use error::{EditProof, RegistryCheck, RuntimeError};
 use image::ImageRef;
 
 /// Normalise a declared sha256 (`hex` or `sha256:hex`) to `sha256:hex`.
-pub fn normalize_digest(declared: &str) -> Result<String, String> {
+pub fn normalize_digest(declared: &str) -> Result<String, RuntimeError> {
     let hex = declared
         .trim()
         .strip_prefix("sha256:")
@@ -20,10 +22,45 @@ pub fn normalize_digest(declared: &str) -> Result<String, String> {
     if crate::catalog_ref::is_sha256_hex(hex) {
         Ok(format!("sha256:{hex}"))
     } else {
-        Err(format!(
-            "\"{declared}\" is not a sha256 digest (64 lowercase hex characters)"
-        ))
+        Err(RuntimeError::NotADigest(declared.to_owned()))
     }
+}
+
+/// Why [`create_with_random_name`] failed.
+#[derive(Debug)]
+enum Unnamed {
+    /// `create` failed for another reason than a taken name.
+    Failed(std::io::Error),
+    /// Every name tried was taken: the last one, and its error.
+    Taken(std::path::PathBuf, std::io::Error),
+}
+
+/// Create something (a directory, a file) under a random name, so nothing planted at a
+/// predictable path is used: `create` must fail with `AlreadyExists` on a taken name (create
+/// exclusively), and a few names are tried. `RandomState` is seeded from the OS's randomness;
+/// a counter keeps retries distinct.
+fn create_with_random_name<T>(
+    name: impl Fn(u64) -> std::path::PathBuf,
+    create: impl Fn(&std::path::Path) -> std::io::Result<T>,
+) -> Result<(std::path::PathBuf, T), Unnamed> {
+    use std::hash::{BuildHasher as _, Hasher as _};
+    let state = std::collections::hash_map::RandomState::new();
+    let mut last = None;
+    for attempt in 0u32..16 {
+        let mut h = state.build_hasher();
+        h.write_u32(attempt);
+        h.write_u32(std::process::id());
+        let path = name(h.finish());
+        match create(&path) {
+            Ok(made) => return Ok((path, made)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some((path, e)),
+            Err(e) => return Err(Unnamed::Failed(e)),
+        }
+    }
+    Err(match last {
+        Some((path, e)) => Unnamed::Taken(path, e),
+        None => Unnamed::Failed(std::io::ErrorKind::AlreadyExists.into()),
+    })
 }
 
 /// A container runtime after verification.
@@ -55,23 +92,23 @@ pub fn verify_container(
     sha256: Option<&str>,
     allow_unpinned: bool,
     remote: Option<&Remote>,
-) -> Result<PinnedImage, String> {
+) -> Result<PinnedImage, RuntimeError> {
     let parsed = ImageRef::parse(image)?;
     let declared = sha256.map(normalize_digest).transpose()?;
     if let (Some(in_ref), Some(declared)) = (&parsed.digest, &declared)
         && in_ref != declared
     {
-        return Err(format!(
-            "image {image} is pinned to {in_ref} but sha256 declares {declared}"
-        ));
+        return Err(RuntimeError::PinConflict {
+            image: image.to_owned(),
+            in_reference: in_ref.clone(),
+            declared: declared.clone(),
+        });
     }
     let digest = declared.or_else(|| parsed.digest.clone());
     let mut warnings = Vec::new();
     if digest.is_none() {
         if !allow_unpinned {
-            return Err(format!(
-                "image {image} has no digest; add sha256 (`krm-catalog catalog lock` fills it in) or set functions.allowUnpinned"
-            ));
+            return Err(RuntimeError::Unpinned(image.to_owned()));
         }
         warnings.push(format!(
             "image {image} is not pinned by digest (allowed by functions.allowUnpinned)"
@@ -83,20 +120,9 @@ pub fn verify_container(
         warnings,
     };
     if let Some(remote) = remote {
-        check_registry(&pinned, remote).map_err(|e| match e {
-            RegistryCheck::Lookup(m) | RegistryCheck::Mismatch(m) => m,
-        })?;
+        check_registry(&pinned, remote)?;
     }
     Ok(pinned)
-}
-
-/// Why a registry check of an image failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RegistryCheck {
-    /// The registry could not be asked (offline, unreachable, not found, refused).
-    Lookup(String),
-    /// The registry answered, with another digest.
-    Mismatch(String),
 }
 
 /// Resolve the image's tag in its registry (or, without a tag, its pinned digest) and require
@@ -112,9 +138,11 @@ pub fn check_registry(pinned: &PinnedImage, remote: &Remote) -> Result<(), Regis
             if let Some(d) = digest
                 && *d != in_registry
             {
-                return Err(RegistryCheck::Mismatch(format!(
-                    "tag {tagged} moved: the registry has {in_registry}, the catalog pins {d}"
-                )));
+                return Err(RegistryCheck::TagMoved {
+                    tagged,
+                    in_registry,
+                    pinned: d.clone(),
+                });
             }
         }
         // No tag to compare: the registry must still hold the pinned manifest.
@@ -124,9 +152,7 @@ pub fn check_registry(pinned: &PinnedImage, remote: &Remote) -> Result<(), Regis
                 .net_manifest_digest(&reference)
                 .map_err(RegistryCheck::Lookup)?;
             if got != *d {
-                return Err(RegistryCheck::Mismatch(format!(
-                    "{reference}: the registry returned a manifest that hashes to {got}"
-                )));
+                return Err(RegistryCheck::ManifestMismatch { reference, got });
             }
         }
         (None, None) => {}
@@ -188,9 +214,12 @@ mod tests {
             false,
             None,
         )
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("but sha256 declares"), "{e}");
-        let e = verify_container("ghcr.io/acme/fn:v1", None, false, None).unwrap_err();
+        let e = verify_container("ghcr.io/acme/fn:v1", None, false, None)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("has no digest"), "{e}");
         let p = verify_container("ghcr.io/acme/fn:v1", None, true, None).unwrap();
         assert_eq!(p.warnings.len(), 1);

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use super::RuntimeError;
 use crate::resource_list::{self, ResourceList};
 
 /// Runs started by this process, for unique container names.
@@ -182,7 +183,7 @@ pub fn run(
     program: &Program,
     function_config: &Value,
     items: Vec<Value>,
-) -> Result<Returned, String> {
+) -> Result<Returned, RuntimeError> {
     let input = resource_list::write(
         ResourceList {
             items,
@@ -204,11 +205,14 @@ pub fn run(
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     let limit = timeout();
     let started = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| match program {
-        Program::Container { engine, .. } if e.kind() == std::io::ErrorKind::NotFound => format!(
-            "no container engine: `{engine}` is not installed; use functions.mode: pin to let kustomize or kpt run the function"
-        ),
-        _ => format!("cannot start {}: {e}", program.tag()),
+    let mut child = cmd.spawn().map_err(|error| match program {
+        Program::Container { engine, .. } if error.kind() == std::io::ErrorKind::NotFound => {
+            RuntimeError::NoEngine(engine.clone())
+        }
+        _ => RuntimeError::Start {
+            program: program.tag(),
+            error,
+        },
     })?;
     if let Some(mut pipe) = child.stdin.take() {
         // Detached on purpose: the write ends when the function reads everything or its
@@ -241,19 +245,14 @@ pub fn run(
         let _ = tx.send(Event::Stderr(Vec::new()));
     }
     drop(tx);
-    let timed_out = || {
-        format!(
-            "{} timed out after {}s ({})",
-            program.tag(),
-            limit.as_secs(),
-            crate::env::FUNCTION_TIMEOUT
-        )
+    let timed_out = || RuntimeError::TimedOut {
+        program: program.tag(),
+        secs: limit.as_secs(),
+        env: crate::env::FUNCTION_TIMEOUT,
     };
-    let too_long = || {
-        format!(
-            "{} wrote more than {max_stdout} bytes to stdout; raise KRM_CATALOG_MAX_INPUT_BYTES if that much output is expected",
-            program.tag()
-        )
+    let too_long = || RuntimeError::TooMuchOutput {
+        program: program.tag(),
+        bytes: max_stdout,
     };
     let mut stdout = None;
     let mut stderr = None;
@@ -267,9 +266,12 @@ pub fn run(
                     status = Some(s);
                 }
                 Ok(None) => {}
-                Err(e) => {
+                Err(error) => {
                     stop(program, &name, &mut child);
-                    return Err(format!("{}: {e}", program.tag()));
+                    return Err(RuntimeError::Wait {
+                        program: program.tag(),
+                        error,
+                    });
                 }
             }
         }
@@ -303,19 +305,20 @@ pub fn run(
         } else {
             format!(": {stderr}")
         };
-        return Err(format!("{} failed with {code}{tail}", program.tag()));
+        return Err(RuntimeError::Failed {
+            program: program.tag(),
+            code,
+            stderr: tail,
+        });
     }
-    let text = String::from_utf8(stdout)
-        .map_err(|_| format!("{} wrote output that is not UTF-8", program.tag()))?;
+    let text = String::from_utf8(stdout).map_err(|_| RuntimeError::NotUtf8(program.tag()))?;
     let results = crate::yaml::parse(&text)
         .ok()
         .and_then(|v| v.get("results").and_then(Value::as_array).cloned())
         .unwrap_or_default();
-    let list = resource_list::read(&text).map_err(|e| {
-        format!(
-            "{} wrote something that is not a ResourceList: {e}",
-            program.tag()
-        )
+    let list = resource_list::read(&text).map_err(|e| RuntimeError::NotAResourceList {
+        program: program.tag(),
+        reason: e.to_string(),
     })?;
     Ok(Returned {
         items: list.items,
