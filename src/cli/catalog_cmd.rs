@@ -88,24 +88,6 @@ fn problems(bundle: &Bundle) -> Vec<(crate::results::Severity, String)> {
         .collect()
 }
 
-/// The `trustedCatalogs` entry `catalog view` suggests: one that trusts the reference as
-/// given and the pinned form it recommends (`repo:tag@sha256:…` for OCI, which an entry with
-/// the tag would not match; the URL without `#sha256=` for HTTPS).
-fn trust_entry(source: &CatalogRef) -> Option<String> {
-    match source {
-        CatalogRef::Url { url, .. } => Some(url.clone()),
-        CatalogRef::Oci(r) => {
-            let name = r.split('@').next().unwrap_or(r);
-            let repository = match name.rfind(':') {
-                Some(i) if !name[i..].contains('/') => &name[..i],
-                _ => name,
-            };
-            Some(format!("oci://{repository}"))
-        }
-        CatalogRef::Path(_) => None,
-    }
-}
-
 /// How `catalog view` shows a kind's runtime and whether its digest is pinned.
 fn describe_runtime(catalog: &Catalog, kind: &catalog::Kind) -> (String, String) {
     match kind {
@@ -228,7 +210,11 @@ fn catalog_pull(references: &[String]) -> Result<(), CliError> {
                 return Err(CliError::NotRemote(reference.clone()));
             }
             let bundle = remote.pull(&source)?;
-            if bundle.problems.iter().all(catalog::CatalogError::is_warning) {
+            if bundle
+                .problems
+                .iter()
+                .all(catalog::CatalogError::is_warning)
+            {
                 Ok(bundle)
             } else {
                 let errors = problems(&bundle).into_iter();
@@ -321,16 +307,10 @@ fn catalog_view(reference: &str) -> Result<(), CliError> {
     };
     let _ = writeln!(out, "Publisher: {publisher}");
     if let Some(pin) = &info.pin {
-        let pinned = match &source {
-            CatalogRef::Url { url, .. } => {
-                format!("url: {url}, sha256: {}", pin.trim_start_matches("sha256:"))
-            }
-            CatalogRef::Oci(r) => format!("oci: {}@{pin}", r.split('@').next().unwrap_or(r)),
-            CatalogRef::Path(_) => pin.clone(),
-        };
+        let pinned = source.pinned_entry(pin).unwrap_or_else(|| pin.to_string());
         let _ = writeln!(out, "Pin:       {pinned}");
     }
-    let trust = if let Some(entry) = trust_entry(&source) {
+    let trust = if let Some(entry) = source.trust_entry() {
         format!(
             "remote: loaded only when spec.trustedCatalogs lists it, e.g. trustedCatalogs: [\"{entry}\"]"
         )
@@ -541,7 +521,7 @@ mod tests {
             ),
         ] {
             let source: CatalogRef = viewed.parse().expect("a valid reference");
-            let entry = trust_entry(&source).expect("remote");
+            let entry = source.trust_entry().expect("remote");
             let trusted = vec![entry.clone()];
             let as_loaded = source.remote_name().expect("remote");
             assert!(
@@ -553,6 +533,6 @@ mod tests {
                 "{entry} must trust {pinned}"
             );
         }
-        assert_eq!(trust_entry(&CatalogRef::Path("x".into())), None);
+        assert_eq!(CatalogRef::Path("x".into()).trust_entry(), None);
     }
 }

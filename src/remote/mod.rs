@@ -247,7 +247,7 @@ impl Remote {
                 CatalogError::new("catalog", "not a remote source"),
             );
         };
-        let origin = origin_of(source);
+        let origin = Origin::from(source);
         let label = origin.label();
         if let CatalogRef::Url { url, .. } = source
             && let Err(e) = check_url_path(url)
@@ -475,7 +475,7 @@ impl Remote {
             );
         }
         let mut bundle = bundle_from_layers(origin, &artifact.layers)?;
-        bundle.pin = Some(artifact.manifest_digest.clone());
+        bundle.pin = Some(Digest::of(&artifact.manifest));
         Ok(bundle)
     }
 
@@ -511,7 +511,7 @@ impl Remote {
             });
         }
         Some(bundle_from_layers(origin, &layers).map(|mut b| {
-            b.pin = Some(format!("sha256:{manifest_hex}"));
+            b.pin = Some(Digest::of(&manifest));
             b
         }))
     }
@@ -553,17 +553,9 @@ fn unreachable_hint(error: net::FetchError, reference: &str) -> RemoteError {
     }
 }
 
-fn origin_of(source: &CatalogRef) -> Origin {
-    match source {
-        CatalogRef::Url { url, .. } => Origin::Url(url.clone()),
-        CatalogRef::Oci(r) => Origin::Oci(r.clone()),
-        CatalogRef::Path(p) => Origin::Path(p.clone()),
-    }
-}
-
 fn bundle_from_bytes(origin: Origin, name: &str, bytes: &[u8]) -> Result<Bundle, RemoteError> {
     let mut bundle = unpinned_bundle_from_bytes(origin, name, bytes)?;
-    bundle.pin = Some(format!("sha256:{}", sha256_hex(bytes)));
+    bundle.pin = Some(Digest::of(bytes));
     Ok(bundle)
 }
 

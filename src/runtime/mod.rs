@@ -15,15 +15,9 @@ use image::ImageRef;
 
 /// Normalise a declared sha256 (`hex` or `sha256:hex`) to `sha256:hex`.
 pub fn normalize_digest(declared: &str) -> Result<String, RuntimeError> {
-    let hex = declared
-        .trim()
-        .strip_prefix("sha256:")
-        .unwrap_or(declared.trim());
-    if crate::catalog_ref::is_sha256_hex(hex) {
-        Ok(format!("sha256:{hex}"))
-    } else {
-        Err(RuntimeError::NotADigest(declared.to_owned()))
-    }
+    crate::catalog_ref::Digest::parse_declared(declared)
+        .map(|d| d.to_string())
+        .map_err(|_| RuntimeError::NotADigest(declared.to_owned()))
 }
 
 /// Why [`create_with_random_name`] failed.

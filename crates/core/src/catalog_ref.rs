@@ -29,6 +29,24 @@ impl Digest {
     pub fn hex(&self) -> &str {
         &self.0
     }
+
+    /// The sha256 of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        Self(crate::verify::sha256_hex(bytes))
+    }
+
+    /// A digest as catalogs declare one and registries answer one: `sha256:<hex>` or the bare
+    /// hex, surrounding blanks ignored.
+    pub fn parse_declared(s: &str) -> Result<Self, DigestError> {
+        let trimmed = s.trim();
+        trimmed
+            .strip_prefix("sha256:")
+            .unwrap_or(trimmed)
+            .parse()
+            .map_err(|_| DigestError {
+                found: s.to_owned(),
+            })
+    }
 }
 
 /// Parses the bare hex form (`sha256:` is not accepted: a pin field holds the hex alone).
@@ -106,6 +124,36 @@ impl CatalogRef {
     /// Whether this is a local path.
     pub fn is_path(&self) -> bool {
         matches!(self, Self::Path(_))
+    }
+
+    /// The `trustedCatalogs` entry `catalog view` suggests: one that trusts the reference as
+    /// given and the pinned form it recommends (`repo:tag@sha256:…` for OCI, which an entry
+    /// with the tag would not match, so the repository alone; the URL without `#sha256=` for
+    /// HTTPS); `None` for a local path, which needs no trust.
+    pub fn trust_entry(&self) -> Option<String> {
+        match self {
+            Self::Url { url, .. } => Some(url.clone()),
+            Self::Oci(r) => {
+                let name = r.split('@').next().unwrap_or(r);
+                let repository = match name.rfind(':') {
+                    Some(i) if !name[i..].contains('/') => &name[..i],
+                    _ => name,
+                };
+                Some(format!("oci://{repository}"))
+            }
+            Self::Path(_) => None,
+        }
+    }
+
+    /// How a `spec.catalogs` entry pins this catalog to `pin`, the digest it was loaded at:
+    /// `url: …, sha256: …` or `oci: …@sha256:…` (`None` for a local path, which is not
+    /// pinned).
+    pub fn pinned_entry(&self, pin: &Digest) -> Option<String> {
+        match self {
+            Self::Url { url, .. } => Some(format!("url: {url}, sha256: {}", pin.hex())),
+            Self::Oci(r) => Some(format!("oci: {}@{pin}", r.split('@').next().unwrap_or(r))),
+            Self::Path(_) => None,
+        }
     }
 }
 

@@ -33,6 +33,18 @@ pub enum Origin {
     Oci(String),
 }
 
+/// Where a catalog reference's bundle comes from.
+impl From<&crate::catalog_ref::CatalogRef> for Origin {
+    fn from(source: &crate::catalog_ref::CatalogRef) -> Self {
+        use crate::catalog_ref::CatalogRef;
+        match source {
+            CatalogRef::Url { url, .. } => Self::Url(url.clone()),
+            CatalogRef::Oci(r) => Self::Oci(r.clone()),
+            CatalogRef::Path(p) => Self::Path(p.clone()),
+        }
+    }
+}
+
 impl Origin {
     /// How messages name this source.
     pub fn label(&self) -> String {
@@ -99,7 +111,7 @@ pub struct Bundle {
     pub functions: Vec<FunctionEntry>,
     /// For remote catalogs, what pins the fetched bytes: `sha256:` of a URL's body, or the OCI
     /// manifest digest.
-    pub pin: Option<String>,
+    pub pin: Option<crate::catalog_ref::Digest>,
     /// Problems found while loading (errors and warnings). A bundle with errors still holds
     /// everything that loaded, so one run reports every problem.
     pub problems: Vec<CatalogError>,

@@ -26,7 +26,7 @@ pub struct BundleInfo {
     /// Publishers named by its KEP entries, sorted.
     pub publishers: Vec<String>,
     /// What pins a remote catalog's fetched bytes.
-    pub pin: Option<String>,
+    pub pin: Option<crate::catalog_ref::Digest>,
     /// Index of the bundle whose standard pattern (`templates/**`) renders this bundle's
     /// services: itself when it has one, the bundle its `standardPattern` names, else none.
     pub pattern: Option<usize>,
