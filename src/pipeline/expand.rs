@@ -11,7 +11,7 @@ use super::output::{Provenance, drop_duplicates, generated_path, invalid_names, 
 use crate::catalog::{Catalog, Kind, Service};
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
 use crate::render::{self, Scope};
-use crate::resource_list;
+use crate::resource_list::{self, Item};
 use crate::results::{KrmResult, Results, Severity};
 use crate::service::definition::{self, Status};
 use crate::service::{instance, legacy};
@@ -32,7 +32,7 @@ pub(super) struct Expansion {
 /// service object not among the items; warn about catalogs whose services rendered nothing;
 /// keep one object per identity.
 pub(super) fn expand(
-    items: &[Value],
+    items: &[Item],
     classified: &Classified,
     catalog: &Catalog,
     fc: &FunctionConfig,
@@ -54,7 +54,7 @@ pub(super) fn expand(
         if let Role::Expand(service) = role {
             let is_config =
                 config_identity.as_deref() == Some(resource_list::identity(item).as_str());
-            generated[i] = expander.expand(item, *service, is_config);
+            generated[i] = expander.expand(&item.value(), *service, is_config);
             expanded_sources.insert(resource_list::identity(item));
         }
     }
@@ -98,8 +98,13 @@ pub(super) fn expand(
             .zip(&classified.roles)
             .filter(|(_, r)| matches!(r, Role::PassThrough))
             .map(|(item, _)| item);
-        let mut batches: Vec<(&Value, &mut Vec<Value>)> =
-            items.iter().zip(generated.iter_mut()).collect();
+        let mut batches: Vec<(&dyn resource_list::Fields, &mut Vec<Value>)> = items
+            .iter()
+            .map(|item| item as &dyn resource_list::Fields)
+            .zip(generated.iter_mut())
+            // Only batches with objects in them can hold a duplicate.
+            .filter(|(_, objects)| !objects.is_empty())
+            .collect();
         if let Some(cfg) = config_ref {
             batches.push((cfg, &mut trailing));
         }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use crate::resource_list::Item;
 
 use super::classify::Role;
 use super::input::RunContext;
@@ -17,7 +17,7 @@ use crate::results::Results;
 /// items are not function-backed, and memory per item counts with many small items). Their
 /// results come apart: the run reports them after expansion's, where they have always been.
 pub(super) fn verify(
-    items: &[Value],
+    items: &[Item],
     roles: &[Role],
     catalog: &Catalog,
     settings: &Settings,
@@ -37,7 +37,7 @@ pub(super) fn verify(
             Some((
                 i,
                 functions::prepare(
-                    item,
+                    &item.value(),
                     runtime,
                     // Unknown provenance gets the strictest treatment (inline).
                     catalog
