@@ -3,7 +3,9 @@
 //!
 //! Items stay `serde_json::Value` from input to output: kpt and kustomize restore comments and
 //! key order by the `internal.config.kubernetes.io/id` annotation, and any typed round trip
-//! would reorder or drop fields they do not know.
+//! would reorder or drop fields they do not know. In function mode an item the run leaves alone
+//! is not even parsed whole: it is a [`Skeleton`] plus its range in the input text, copied to
+//! the output as it came (see [`read_owned`], [`Verbatim`]).
 
 use std::fmt;
 
@@ -62,15 +64,255 @@ pub struct FileRef {
     pub index: u64,
 }
 
-/// A ResourceList: items, the function config, and (on output) results.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ResourceList {
+/// A ResourceList: items, the function config, and (on output) results. Items are whole
+/// values ([`read`]) or, in function mode, [`Item`]s that may be skeletons ([`read_owned`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceList<I = Value> {
     /// The resources.
-    pub items: Vec<Value>,
+    pub items: Vec<I>,
     /// The function config, if any.
     pub function_config: Option<Value>,
     /// The input text of the items, so items nobody changed are written back byte for byte.
     pub verbatim: Option<Verbatim>,
+}
+
+impl<I> Default for ResourceList<I> {
+    fn default() -> Self {
+        Self {
+            items: Vec::new(),
+            function_config: None,
+            verbatim: None,
+        }
+    }
+}
+
+impl From<ResourceList> for ResourceList<Item> {
+    fn from(list: ResourceList) -> Self {
+        Self {
+            items: list.items.into_iter().map(Item::from).collect(),
+            function_config: list.function_config,
+            verbatim: list.verbatim,
+        }
+    }
+}
+
+/// One item as the pipeline holds it: whole, or a [`Skeleton`] whose body stays in the input
+/// text until a stage needs it (see [`read_owned`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// The whole object (boxed: most items of a large input are skeletons, and every slot of
+    /// the item vector is as large as the largest variant).
+    Whole(Box<Value>),
+    /// What the pipeline reads of an item it may leave alone.
+    Skeleton(Skeleton),
+}
+
+/// What the pipeline reads of an item it may leave alone: its identity and the annotations
+/// that decide its role or its place in results (see [`skeleton`]). A `serde_json::Value` of
+/// the same fields costs about 800 bytes (an ordered map per level, a `String` per key); this
+/// costs about 90, so that with many small items memory stays near the input size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skeleton {
+    /// `apiVersion` and `kind`, shared by every item of the same type.
+    type_meta: std::sync::Arc<TypeMeta>,
+    name: Option<Box<str>>,
+    namespace: Option<Box<str>>,
+    /// The kept annotations in input order; `None` when the item has no `annotations` field.
+    annotations: Option<Box<[Annotation]>>,
+}
+
+/// An annotation's key and value.
+type Annotation = (Box<str>, Box<str>);
+
+/// `apiVersion` and `kind` of a [`Skeleton`] (`None`: the field is absent).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct TypeMeta {
+    api_version: Option<Box<str>>,
+    kind: Option<Box<str>>,
+}
+
+/// One [`TypeMeta`] per distinct type among the items of a read.
+#[derive(Default)]
+struct Types(std::collections::HashSet<std::sync::Arc<TypeMeta>>);
+
+impl Types {
+    fn intern(&mut self, type_meta: TypeMeta) -> std::sync::Arc<TypeMeta> {
+        if let Some(shared) = self.0.get(&type_meta) {
+            return std::sync::Arc::clone(shared);
+        }
+        let shared = std::sync::Arc::new(type_meta);
+        self.0.insert(std::sync::Arc::clone(&shared));
+        shared
+    }
+}
+
+impl Skeleton {
+    /// The skeleton as the value it stands for: `apiVersion`, `kind` and `metadata` with
+    /// `name`, `namespace` and the kept annotations.
+    fn to_value(&self) -> Value {
+        let text = |s: &str| Value::String(s.to_owned());
+        let mut metadata = Map::new();
+        if let Some(name) = &self.name {
+            metadata.insert("name".to_owned(), text(name));
+        }
+        if let Some(namespace) = &self.namespace {
+            metadata.insert("namespace".to_owned(), text(namespace));
+        }
+        if let Some(annotations) = &self.annotations {
+            let map = annotations
+                .iter()
+                .map(|(k, v)| (k.to_string(), text(v)))
+                .collect();
+            metadata.insert("annotations".to_owned(), Value::Object(map));
+        }
+        let mut item = Map::new();
+        if let Some(api_version) = &self.type_meta.api_version {
+            item.insert("apiVersion".to_owned(), text(api_version));
+        }
+        if let Some(kind) = &self.type_meta.kind {
+            item.insert("kind".to_owned(), text(kind));
+        }
+        item.insert("metadata".to_owned(), Value::Object(metadata));
+        Value::Object(item)
+    }
+}
+
+impl Item {
+    /// The item as a value: the whole item, or what its skeleton holds.
+    pub fn value(&self) -> std::borrow::Cow<'_, Value> {
+        match self {
+            Item::Whole(v) => std::borrow::Cow::Borrowed(v),
+            Item::Skeleton(s) => std::borrow::Cow::Owned(s.to_value()),
+        }
+    }
+
+    /// The item as a value it owns (see [`Item::value`]).
+    pub fn into_value(self) -> Value {
+        match self {
+            Item::Whole(v) => *v,
+            Item::Skeleton(s) => s.to_value(),
+        }
+    }
+}
+
+impl From<Value> for Item {
+    fn from(value: Value) -> Self {
+        Item::Whole(Box::new(value))
+    }
+}
+
+/// What the pipeline reads of any item, whole ([`Value`]) or [`Item`] (skeletons included).
+pub trait Fields {
+    /// The string at a path of object keys, or "".
+    fn str_at(&self, path: &[&str]) -> &str;
+    /// An annotation value.
+    fn annotation(&self, key: &str) -> Option<&str>;
+    /// Whether `metadata.configFn` is set (a skeleton does not keep it).
+    fn has_config_fn(&self) -> bool;
+}
+
+impl Fields for Value {
+    fn str_at(&self, path: &[&str]) -> &str {
+        let mut cur = self;
+        for key in path {
+            match cur.get(key) {
+                Some(v) => cur = v,
+                None => return "",
+            }
+        }
+        cur.as_str().unwrap_or("")
+    }
+
+    fn annotation(&self, key: &str) -> Option<&str> {
+        self.get("metadata")?.get("annotations")?.get(key)?.as_str()
+    }
+
+    fn has_config_fn(&self) -> bool {
+        self.get("metadata")
+            .and_then(|m| m.get("configFn"))
+            .is_some()
+    }
+}
+
+impl Fields for Skeleton {
+    fn str_at(&self, path: &[&str]) -> &str {
+        let found = match path {
+            ["apiVersion"] => self.type_meta.api_version.as_deref(),
+            ["kind"] => self.type_meta.kind.as_deref(),
+            ["metadata", "name"] => self.name.as_deref(),
+            ["metadata", "namespace"] => self.namespace.as_deref(),
+            ["metadata", "annotations", key] => self.annotation(key),
+            _ => None,
+        };
+        found.unwrap_or("")
+    }
+
+    fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations
+            .as_deref()?
+            .iter()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, v)| &**v)
+    }
+
+    fn has_config_fn(&self) -> bool {
+        false
+    }
+}
+
+impl Fields for Item {
+    fn str_at(&self, path: &[&str]) -> &str {
+        match self {
+            Item::Whole(v) => v.str_at(path),
+            Item::Skeleton(s) => s.str_at(path),
+        }
+    }
+
+    fn annotation(&self, key: &str) -> Option<&str> {
+        match self {
+            Item::Whole(v) => Fields::annotation(&**v, key),
+            Item::Skeleton(s) => Fields::annotation(s, key),
+        }
+    }
+
+    fn has_config_fn(&self) -> bool {
+        match self {
+            Item::Whole(v) => v.has_config_fn(),
+            Item::Skeleton(s) => s.has_config_fn(),
+        }
+    }
+}
+
+impl<T: Fields + ?Sized> Fields for &T {
+    fn str_at(&self, path: &[&str]) -> &str {
+        (**self).str_at(path)
+    }
+
+    fn annotation(&self, key: &str) -> Option<&str> {
+        (**self).annotation(key)
+    }
+
+    fn has_config_fn(&self) -> bool {
+        (**self).has_config_fn()
+    }
+}
+
+/// An item [`write`] can emit when it has no input text.
+pub trait AsValue {
+    /// The value to emit.
+    fn as_value(&self) -> std::borrow::Cow<'_, Value>;
+}
+
+impl AsValue for Value {
+    fn as_value(&self) -> std::borrow::Cow<'_, Value> {
+        std::borrow::Cow::Borrowed(self)
+    }
+}
+
+impl AsValue for Item {
+    fn as_value(&self) -> std::borrow::Cow<'_, Value> {
+        self.value()
+    }
 }
 
 /// Where each item's text sits in the input.
@@ -353,23 +595,83 @@ fn function_config_of(map: &mut Map<String, Value>) -> Result<Option<Value>, Inp
     }
 }
 
+/// Whether a skeleton keeps an annotation: ours, the function annotation, local-config, path
+/// and index.
+fn wanted_annotation(k: &str) -> bool {
+    k.starts_with("krm-catalog.dev/")
+        || [
+            PATH,
+            INDEX,
+            LEGACY_PATH,
+            LEGACY_INDEX,
+            LOCAL_CONFIG,
+            FUNCTION,
+        ]
+        .contains(&k)
+        || LEGACY_FUNCTIONS.contains(&k)
+}
+
 /// What the pipeline reads of an item it may leave alone: its identity and the annotations
-/// that decide its role or its place in results (ours, the function annotation, local-config,
-/// path and index). Everything else is read from the input only when needed.
-fn skeleton(mut item: Map<String, Value>) -> Value {
-    let wanted = |k: &str| {
-        k.starts_with("krm-catalog.dev/")
-            || [
-                PATH,
-                INDEX,
-                LEGACY_PATH,
-                LEGACY_INDEX,
-                LOCAL_CONFIG,
-                FUNCTION,
-            ]
-            .contains(&k)
-            || LEGACY_FUNCTIONS.contains(&k)
+/// that decide its role or its place in results ([`wanted_annotation`]). Everything else is
+/// read from the input only when needed. A [`Skeleton`] when these fields are strings (and
+/// `metadata` a mapping), as in any object Kubernetes accepts; else the same fields as a value.
+fn skeleton(mut item: Map<String, Value>, types: &mut Types) -> Item {
+    let text = |v: Option<&Value>| v.is_none_or(Value::is_string);
+    let compact = text(item.get("apiVersion"))
+        && text(item.get("kind"))
+        && item
+            .get("metadata")
+            .and_then(Value::as_object)
+            .is_some_and(|meta| {
+                text(meta.get("name"))
+                    && text(meta.get("namespace"))
+                    && match meta.get("annotations") {
+                        None => true,
+                        Some(Value::Object(a)) => a
+                            .iter()
+                            .all(|(k, v)| v.is_string() || !wanted_annotation(k)),
+                        Some(_) => false,
+                    }
+            });
+    if !compact {
+        return Item::Whole(Box::new(skeleton_value(item)));
+    }
+    let boxed = |v: Option<Value>| match v {
+        Some(Value::String(s)) => Some(s.into_boxed_str()),
+        _ => None,
     };
+    let type_meta = types.intern(TypeMeta {
+        api_version: boxed(item.remove("apiVersion")),
+        kind: boxed(item.remove("kind")),
+    });
+    // (A mapping, as checked above.)
+    let mut meta = match item.remove("metadata") {
+        Some(Value::Object(meta)) => meta,
+        _ => Map::new(),
+    };
+    let annotations = match meta.remove("annotations") {
+        Some(Value::Object(a)) => Some(
+            a.into_iter()
+                .filter(|(k, _)| wanted_annotation(k))
+                .filter_map(|(k, v)| match v {
+                    Value::String(v) => Some((k.into_boxed_str(), v.into_boxed_str())),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        _ => None,
+    };
+    Item::Skeleton(Skeleton {
+        type_meta,
+        name: boxed(meta.remove("name")),
+        namespace: boxed(meta.remove("namespace")),
+        annotations,
+    })
+}
+
+/// The fields of [`skeleton`] as a value, for items whose fields are not all strings.
+fn skeleton_value(mut item: Map<String, Value>) -> Value {
+    let wanted = wanted_annotation;
     item.retain(|k, _| k == "apiVersion" || k == "kind" || k == "metadata");
     if let Some(Value::Object(meta)) = item.get_mut("metadata") {
         meta.retain(|k, _| k == "name" || k == "namespace" || k == "annotations");
@@ -395,7 +697,7 @@ fn compact(map: Map<String, Value>) -> Map<String, Value> {
 /// since items the function leaves alone are copied from the input text
 /// anyway; [`Verbatim::item_at`] reads an item in full when the pipeline needs its body.
 /// Anything else (another layout, anchors, an error to report) goes through [`read`].
-pub fn read_owned(mut text: String) -> Result<ResourceList, InputError> {
+pub fn read_owned(mut text: String) -> Result<ResourceList<Item>, InputError> {
     // stdin was read into a buffer that grew by doubling; the text is kept for the whole run.
     text.shrink_to_fit();
     if let Some((items, function_config, scan)) = read_skeletons(&text) {
@@ -412,7 +714,7 @@ pub fn read_owned(mut text: String) -> Result<ResourceList, InputError> {
     }
     match read_streaming(&text) {
         Some(list) => Ok(list),
-        None => read(&text),
+        None => read(&text).map(ResourceList::from),
     }
 }
 
@@ -421,7 +723,7 @@ pub fn read_owned(mut text: String) -> Result<ResourceList, InputError> {
 /// would emit for it) and kept as a skeleton; the emitted text then serves as the items'
 /// verbatim text. Memory stays near the input size instead of holding every item whole.
 /// `None` on anything [`read`] would refuse (it reports the error).
-fn read_streaming(text: &str) -> Option<ResourceList> {
+fn read_streaming(text: &str) -> Option<ResourceList<Item>> {
     let chunks = yaml::split_documents(text);
     let [(_, doc)] = chunks.as_slice() else {
         return None;
@@ -447,7 +749,8 @@ fn read_streaming(text: &str) -> Option<ResourceList> {
 /// Where [`read_streaming`] puts the items: skeletons, their emitted text and its ranges.
 #[derive(Default)]
 struct ItemSink {
-    items: Vec<Value>,
+    items: Vec<Item>,
+    types: Types,
     emitted: String,
     ranges: Vec<std::ops::Range<usize>>,
     seen: bool,
@@ -525,13 +828,13 @@ impl<'de> serde::de::Visitor<'de> for Items<'_> {
             // A map serializes as its Value::Object does: the text `write` would emit.
             yaml::emit_into(&mut sink.emitted, &std::slice::from_ref(&map));
             sink.ranges.push(start..sink.emitted.len());
-            sink.items.push(skeleton(map));
+            sink.items.push(skeleton(map, &mut sink.types));
         }
         Ok(())
     }
 }
 
-type Skeletons = (Vec<Value>, Option<Value>, ItemsText);
+type Skeletons = (Vec<Item>, Option<Value>, ItemsText);
 
 fn read_skeletons(text: &str) -> Option<Skeletons> {
     yaml::check_input_size(text).ok()?;
@@ -562,6 +865,7 @@ fn read_skeletons(text: &str) -> Option<Skeletons> {
     }
     let function_config = function_config_of(&mut map).ok()?;
     let mut items = Vec::with_capacity(scan.ranges.len());
+    let mut types = Types::default();
     for range in &scan.ranges {
         let (value, shape) = yaml::parse_with_shape(&text[range.clone()]).ok()?;
         if !plain(shape) {
@@ -575,7 +879,7 @@ fn read_skeletons(text: &str) -> Option<Skeletons> {
             },
             _ => return None,
         };
-        items.push(skeleton(item));
+        items.push(skeleton(item, &mut types));
     }
     Some((items, function_config, scan))
 }
@@ -658,13 +962,45 @@ impl Verbatim {
 }
 
 /// Write a ResourceList with results. Items with a verbatim range are copied from the input.
-pub fn write(list: ResourceList, results: Option<Vec<Value>>) -> String {
+pub fn write<I: AsValue>(list: ResourceList<I>, results: Option<Vec<Value>>) -> String {
+    let capacity = list.verbatim.as_ref().map_or(4096, |v| v.text.len() + 4096);
+    let mut out = String::with_capacity(capacity);
+    write_into(list, results, &mut out, |_| {});
+    out
+}
+
+/// How much of the output [`write_pieces`] gathers before handing it on.
+const PIECE: usize = 64 * 1024;
+
+/// [`write`] in pieces of about 64 KiB, each handed to `put` as soon as it is complete, so
+/// that the output is never whole in memory (it is about as large as the input).
+pub fn write_pieces<I: AsValue>(
+    list: ResourceList<I>,
+    results: Option<Vec<Value>>,
+    mut put: impl FnMut(&str),
+) {
+    let mut out = String::with_capacity(2 * PIECE);
+    write_into(list, results, &mut out, |out| {
+        if out.len() >= PIECE {
+            put(out);
+            out.clear();
+        }
+    });
+    put(&out);
+}
+
+/// Append the output to `out`, calling `piece` after each item (it may take what `out` holds).
+fn write_into<I: AsValue>(
+    list: ResourceList<I>,
+    results: Option<Vec<Value>>,
+    out: &mut String,
+    mut piece: impl FnMut(&mut String),
+) {
     let ResourceList {
         items,
         function_config,
         verbatim,
     } = list;
-    let mut out = String::with_capacity(verbatim.as_ref().map_or(4096, |v| v.text.len() + 4096));
     out.push_str("apiVersion: ");
     out.push_str(API_VERSION);
     out.push_str("\nkind: ResourceList\n");
@@ -679,16 +1015,17 @@ pub fn write(list: ResourceList, results: Option<Vec<Value>>) -> String {
             .and_then(|v| v.ranges.get(i).cloned().flatten().map(|r| (v, r)));
         match range {
             Some((v, range)) if !v.reemit => {
-                push_dedented(&mut out, &v.text[range], v.dash_column);
+                push_dedented(out, &v.text[range], v.dash_column);
             }
             // One item at a time, so a flow-style input is never whole in memory. The text
             // parsed when it was read, so it parses again; the skeleton is the last resort.
             Some((v, range)) => match v.item_at(&range) {
-                Some(full) => yaml::emit_into(&mut out, &std::slice::from_ref(&full)),
-                None => yaml::emit_into(&mut out, &std::slice::from_ref(item)),
+                Some(full) => yaml::emit_into(out, &std::slice::from_ref(&full)),
+                None => yaml::emit_into(out, &std::slice::from_ref(&*item.as_value())),
             },
-            None => yaml::emit_into(&mut out, &std::slice::from_ref(item)),
+            None => yaml::emit_into(out, &std::slice::from_ref(&*item.as_value())),
         }
+        piece(out);
     }
     let mut rest = Map::new();
     if let Some(fc) = function_config {
@@ -698,9 +1035,8 @@ pub fn write(list: ResourceList, results: Option<Vec<Value>>) -> String {
         rest.insert("results".into(), Value::Array(results));
     }
     if !rest.is_empty() {
-        yaml::emit_into(&mut out, &Value::Object(rest));
+        yaml::emit_into(out, &Value::Object(rest));
     }
-    out
 }
 
 /// Append an item's input text with its sequence indentation removed (we write `-` at
@@ -720,20 +1056,13 @@ fn push_dedented(out: &mut String, text: &str, column: usize) {
 }
 
 /// The string at a path of object keys, or "".
-pub fn str_at<'a>(item: &'a Value, path: &[&str]) -> &'a str {
-    let mut cur = item;
-    for key in path {
-        match cur.get(key) {
-            Some(v) => cur = v,
-            None => return "",
-        }
-    }
-    cur.as_str().unwrap_or("")
+pub fn str_at<'a, T: Fields + ?Sized>(item: &'a T, path: &[&str]) -> &'a str {
+    item.str_at(path)
 }
 
 /// An annotation value.
-pub fn annotation<'a>(item: &'a Value, key: &str) -> Option<&'a str> {
-    item.get("metadata")?.get("annotations")?.get(key)?.as_str()
+pub fn annotation<'a, T: Fields + ?Sized>(item: &'a T, key: &str) -> Option<&'a str> {
+    item.annotation(key)
 }
 
 /// Set an annotation, creating `metadata.annotations` as needed (appended at the end).
@@ -785,7 +1114,7 @@ pub fn remove_annotations(item: &mut Value, keys: &[&str]) {
 }
 
 /// Where an item lives, from `internal.config.kubernetes.io/path|index` (or legacy twins).
-pub fn file_of(item: &Value) -> Option<FileRef> {
+pub fn file_of<T: Fields + ?Sized>(item: &T) -> Option<FileRef> {
     let path = annotation(item, PATH).or_else(|| annotation(item, LEGACY_PATH))?;
     let index = annotation(item, INDEX)
         .or_else(|| annotation(item, LEGACY_INDEX))
@@ -798,24 +1127,21 @@ pub fn file_of(item: &Value) -> Option<FileRef> {
 }
 
 /// Whether an item carries an explicit function runtime.
-pub fn has_function_annotation(item: &Value) -> bool {
+pub fn has_function_annotation<T: Fields + ?Sized>(item: &T) -> bool {
     annotation(item, FUNCTION).is_some()
         || LEGACY_FUNCTIONS
             .iter()
             .any(|k| annotation(item, k).is_some())
-        || item
-            .get("metadata")
-            .and_then(|m| m.get("configFn"))
-            .is_some()
+        || item.has_config_fn()
 }
 
 /// Whether an item is marked local-config.
-pub fn is_local_config(item: &Value) -> bool {
+pub fn is_local_config<T: Fields + ?Sized>(item: &T) -> bool {
     annotation(item, LOCAL_CONFIG).is_some_and(|v| v == "true")
 }
 
 /// `apiVersion/kind[/namespace]/name`: how sources and results name an object.
-pub fn identity(item: &Value) -> String {
+pub fn identity<T: Fields + ?Sized>(item: &T) -> String {
     let ns = str_at(item, &["metadata", "namespace"]);
     let api = str_at(item, &["apiVersion"]);
     let kind = str_at(item, &["kind"]);
@@ -953,7 +1279,7 @@ mod skeleton_tests {
     fn skeletons_keep_identity_and_role_annotations_and_write_the_same() {
         let lazy = read_owned(INPUT.to_owned()).unwrap();
         assert_eq!(
-            lazy.items[0],
+            *lazy.items[0].value(),
             serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
                 "annotations": {"config.kubernetes.io/path": "a.yaml", "krm-catalog.dev/generated-from": "v1/X/a"}}})
         );
@@ -970,6 +1296,28 @@ mod skeleton_tests {
         assert_eq!(write(lazy, None), write(eager, None));
     }
 
+    /// Issue 9 F8: every item of a large input is one slot of the item vector.
+    #[test]
+    fn issue9_f8_an_item_slot_stays_small() {
+        assert!(
+            std::mem::size_of::<Item>() <= 56,
+            "{}",
+            std::mem::size_of::<Item>()
+        );
+        let lazy = read_owned(INPUT.to_owned()).unwrap();
+        assert!(lazy.items.iter().all(|i| matches!(i, Item::Skeleton(_))));
+        // Fields that are not strings keep the skeleton as a value, with the same fields.
+        let odd = INPUT.replace("name: a # trailing", "name: 7");
+        let lazy = read_owned(odd.clone()).unwrap();
+        assert!(
+            matches!(lazy.items[0], Item::Whole(_)),
+            "{:?}",
+            lazy.items[0]
+        );
+        assert_eq!(lazy.items[0].value()["metadata"]["name"], 7);
+        assert_eq!(check_round_trip(&odd), Ok(()));
+    }
+
     #[test]
     fn flow_sequences_are_read_as_skeletons_and_re_emitted() {
         for input in [
@@ -980,7 +1328,7 @@ mod skeleton_tests {
             let v = lazy.verbatim.as_ref().unwrap();
             assert!(v.reemit, "{input:?}");
             assert!(
-                lazy.items[0].get("data").is_none(),
+                lazy.items[0].value().get("data").is_none(),
                 "a skeleton: {:?}",
                 lazy.items[0]
             );
@@ -1001,7 +1349,7 @@ mod skeleton_tests {
         ] {
             let lazy = read_owned(input.to_owned()).unwrap();
             assert!(
-                lazy.items.iter().all(|i| i.get("data").is_none()),
+                lazy.items.iter().all(|i| i.value().get("data").is_none()),
                 "{input:?}"
             );
             assert_eq!(check_round_trip(input), Ok(()), "{input:?}");
@@ -1038,7 +1386,10 @@ mod issue9_f1 {
 
     #[test]
     fn issue9_f1_a_key_spelled_like_items_cannot_replace_an_item() {
-        for list in [read(SPOOF).unwrap(), read_owned(SPOOF.to_owned()).unwrap()] {
+        for list in [
+            read(SPOOF).unwrap().into(),
+            read_owned(SPOOF.to_owned()).unwrap(),
+        ] {
             let out = write(list, None);
             assert!(!out.contains("ClusterRoleBinding"), "{out}");
             let back = read(&out).unwrap();
@@ -1190,15 +1541,15 @@ mod layout_properties {
     }
 
     /// The pipeline reads skeletons' bodies when it needs them; here, all of them.
-    fn hydrated(mut list: ResourceList) -> Vec<Value> {
+    fn hydrated(mut list: ResourceList<Item>) -> Vec<Value> {
         if let Some(v) = &list.verbatim {
             for (item, range) in list.items.iter_mut().zip(&v.ranges) {
                 if let Some(full) = range.as_ref().and_then(|r| v.item_at(r)) {
-                    *item = full;
+                    *item = Item::from(full);
                 }
             }
         }
-        list.items
+        list.items.into_iter().map(Item::into_value).collect()
     }
 
     proptest! {
@@ -1212,8 +1563,8 @@ mod layout_properties {
             prop_assert_eq!(eager.items.len(), layout.items.len(), "input:\n{}", input);
             let lazy = read_owned(input.clone()).unwrap();
             prop_assert_eq!(&hydrated(lazy.clone()), &eager.items, "lazy read of:\n{}", input);
-            for list in [eager.clone(), lazy] {
-                let out = write(list, None);
+            for list in [eager.clone().into(), lazy] {
+                let out = write::<Item>(list, None);
                 let back = read(&out).unwrap();
                 prop_assert_eq!(&back.items, &eager.items, "input:\n{}\noutput:\n{}", input, out);
             }
@@ -1243,20 +1594,21 @@ pub fn check_round_trip(input: &str) -> Result<(), String> {
     if let Some(v) = &lazy.verbatim {
         for (item, range) in hydrated.iter_mut().zip(&v.ranges) {
             if let Some(range) = range {
-                *item = v
-                    .item_at(range)
-                    .ok_or_else(|| format!("verbatim range {range:?} does not parse to an item"))?;
+                *item = Item::from(v.item_at(range).ok_or_else(|| {
+                    format!("verbatim range {range:?} does not parse to an item")
+                })?);
             }
         }
     }
+    let hydrated: Vec<Value> = hydrated.into_iter().map(Item::into_value).collect();
     if hydrated != eager.items {
         return Err("hydrated skeletons differ from the eagerly read items".to_owned());
     }
     if lazy.function_config != eager.function_config {
         return Err("the readers disagree on functionConfig".to_owned());
     }
-    for (which, list) in [("eager", eager.clone()), ("lazy", lazy)] {
-        let out = write(list, None);
+    for (which, list) in [("eager", eager.clone().into()), ("lazy", lazy)] {
+        let out = write::<Item>(list, None);
         let back =
             read(&out).map_err(|e| format!("{which} output does not read back: {e}\n{out}"))?;
         if back.items != eager.items {

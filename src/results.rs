@@ -118,7 +118,7 @@ pub struct ResourceRef {
 
 impl ResourceRef {
     /// The reference of an item (missing fields read as empty strings).
-    pub fn of(item: &Value) -> Self {
+    pub fn of<T: resource_list::Fields + ?Sized>(item: &T) -> Self {
         Self {
             api_version: resource_list::str_at(item, &["apiVersion"]).to_owned(),
             kind: resource_list::str_at(item, &["kind"]).to_owned(),
@@ -171,7 +171,10 @@ impl KrmResult {
 
     /// The one conversion from a stage's problem: its severity, message, field path and tags,
     /// about `item` when there is one.
-    pub fn of(problem: &(impl Diagnostic + ?Sized), item: Option<&Value>) -> Self {
+    pub fn of<T: resource_list::Fields + ?Sized>(
+        problem: &(impl Diagnostic + ?Sized),
+        item: Option<&T>,
+    ) -> Self {
         let mut r = Self::new(problem.severity(), problem.message()).at(problem.field_path());
         if let Some(item) = item {
             r = r.about(item);
@@ -194,7 +197,7 @@ impl KrmResult {
 
     /// About an item: sets `resourceRef` and `file` from it.
     #[must_use]
-    pub fn about(mut self, item: &Value) -> Self {
+    pub fn about<T: resource_list::Fields + ?Sized>(mut self, item: &T) -> Self {
         self.resource_ref = Some(ResourceRef::of(item));
         self.file = resource_list::file_of(item);
         self

@@ -110,8 +110,21 @@ pub struct Stdout;
 impl Stdout {
     /// Write everything, ignoring a closed pipe (`| head` is not an error).
     pub fn write(text: &str) -> bool {
+        Self::write_pieces(|put| put(text))
+    }
+
+    /// Write the text `produce` hands over in pieces, in order, so that a large output need
+    /// not be whole in memory. After a failure the remaining pieces are dropped; a closed pipe
+    /// is not an error, as in [`Stdout::write`].
+    pub fn write_pieces(produce: impl FnOnce(&mut dyn FnMut(&str))) -> bool {
         let mut out = std::io::stdout().lock();
-        match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        let mut written = Ok(());
+        produce(&mut |piece: &str| {
+            if written.is_ok() {
+                written = out.write_all(piece.as_bytes());
+            }
+        });
+        match written.and_then(|()| out.flush()) {
             Ok(()) => true,
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => true,
             Err(e) => {
@@ -199,8 +212,9 @@ fn function_mode() -> Result<(), CliError> {
         .iter()
         .map(crate::results::KrmResult::to_value)
         .collect();
-    let text = resource_list::write(outcome.list, Some(sorted));
-    let written = Stdout::write(&text);
+    // Always the whole ResourceList first, then the verdict (results, exit status).
+    let written =
+        Stdout::write_pieces(|put| resource_list::write_pieces(outcome.list, Some(sorted), put));
     report(&outcome.results);
     if outcome.results.has_errors() || !written {
         Err(CliError::Reported)

@@ -374,6 +374,7 @@ pub fn run(args: &RenderArgs) -> Result<(), CliError> {
         .items
         .into_iter()
         .filter(|item| args.keep_sources || !resource_list::is_local_config(item))
+        .map(resource_list::Item::into_value)
         .map(|mut item| {
             resource_list::remove_annotations(&mut item, resource_list::ORCHESTRATOR_ANNOTATIONS);
             item

@@ -4,25 +4,23 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
-
 use super::classify::{Classified, Role};
 use super::expand::Expansion;
 use super::input::hydrate;
 use crate::functions::{self, Step};
-use crate::resource_list::{self, Verbatim};
+use crate::resource_list::{self, Item, Verbatim};
 use crate::results::Results;
 
 /// The output items. `verified` holds the step of each function-backed item (see `runtimes`);
 /// when one runs, the items come from the functions and `verbatim` is dropped.
 pub(super) fn assemble(
-    items: Vec<Value>,
+    items: Vec<Item>,
     classified: Classified,
     mut verified: HashMap<usize, Step>,
     expansion: Expansion,
     verbatim: &mut Option<Verbatim>,
     results: &mut Results,
-) -> Vec<Value> {
+) -> Vec<Item> {
     let Expansion {
         generated,
         trailing,
@@ -57,16 +55,12 @@ pub(super) fn assemble(
             }
             Role::Function(..) => match verified.remove(&i) {
                 Some(Step::Pinned(pinned)) => {
-                    out.push(pinned);
+                    out.push(Item::from(pinned));
                     ranges.push(None);
                 }
                 Some(Step::Run(program)) => {
                     if resource_list::annotation(&item, resource_list::LOCAL_CONFIG).is_none() {
-                        resource_list::set_annotation(
-                            &mut item,
-                            resource_list::LOCAL_CONFIG,
-                            "true",
-                        );
+                        item = local_config(item);
                     }
                     steps.push((out.len(), program));
                     out.push(item);
@@ -81,25 +75,36 @@ pub(super) fn assemble(
                 let unchanged =
                     resource_list::annotation(&item, resource_list::LOCAL_CONFIG).is_some();
                 if !unchanged {
-                    resource_list::set_annotation(&mut item, resource_list::LOCAL_CONFIG, "true");
+                    item = local_config(item);
                 }
                 out.push(item);
                 ranges.push(if unchanged { range } else { None });
                 ranges.extend(std::iter::repeat_n(None, produced.len()));
-                out.extend(produced);
+                out.extend(produced.into_iter().map(Item::from));
             }
         }
     }
     ranges.extend(std::iter::repeat_n(None, trailing.len()));
-    out.extend(trailing);
+    out.extend(trailing.into_iter().map(Item::from));
     if let Some(v) = verbatim.as_mut() {
         v.ranges = ranges;
     }
     if !steps.is_empty() {
         // The items now come from the functions: nothing is a verbatim copy of the input any more.
         hydrate(&mut out, verbatim.as_ref(), |_, _| true);
-        out = functions::run_steps(out, &steps, results);
+        let whole = out.into_iter().map(Item::into_value).collect();
+        out = functions::run_steps(whole, &steps, results)
+            .into_iter()
+            .map(Item::from)
+            .collect();
         *verbatim = None;
     }
     out
+}
+
+/// The item marked local-config (items changed here were read in full by `classify`).
+fn local_config(item: Item) -> Item {
+    let mut value = item.into_value();
+    resource_list::set_annotation(&mut value, resource_list::LOCAL_CONFIG, "true");
+    Item::from(value)
 }

@@ -10,7 +10,7 @@ use crate::catalog::{Bundle, Catalog, CatalogError};
 use crate::catalog_ref::CatalogRef;
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
 use crate::remote::LazyRemote;
-use crate::resource_list;
+use crate::resource_list::{self, Fields, Item};
 use crate::results::{Diagnostic as _, KrmResult, Results, Severity};
 use crate::service::definition::SERVICES_GROUP;
 
@@ -19,7 +19,7 @@ use crate::service::definition::SERVICES_GROUP;
 /// catalog failed.
 pub(super) fn load(
     fc: &FunctionConfig,
-    items: &mut [Value],
+    items: &mut [Item],
     verbatim: Option<&resource_list::Verbatim>,
     config_ref: Option<&Value>,
     ctx: &RunContext,
@@ -33,14 +33,17 @@ pub(super) fn load(
         (is_inline_catalog_item(item) && !resource_list::has_function_annotation(item))
             || early_identity.as_deref() == Some(resource_list::identity(item).as_str())
     });
-    let items: &[Value] = items;
-    let inline: Vec<(usize, &Value)> = items
+    let items: &[Item] = items;
+    // Inline catalogs were read in full just above (a skeleton only if that failed).
+    let inline_items: Vec<(usize, std::borrow::Cow<'_, Value>)> = items
         .iter()
         .enumerate()
         .filter(|(_, item)| {
             is_inline_catalog_item(item) && !resource_list::has_function_annotation(item)
         })
+        .map(|(i, item)| (i, item.value()))
         .collect();
+    let inline: Vec<(usize, &Value)> = inline_items.iter().map(|(i, v)| (*i, &**v)).collect();
     let (catalog, mut catalog_errors) = if catalogs_needed(fc, items, &inline) {
         load_catalogs(&fc.settings, &inline, ctx, remote)
     } else {
@@ -162,7 +165,7 @@ pub fn load_catalogs(
 /// loading the built-in catalog entirely. Any item in a group the built-in catalog claims, any
 /// other catalog, or a service object as the config makes it load, so unknown kinds in claimed
 /// groups are still caught.
-fn catalogs_needed(fc: &FunctionConfig, items: &[Value], inline: &[(usize, &Value)]) -> bool {
+fn catalogs_needed(fc: &FunctionConfig, items: &[Item], inline: &[(usize, &Value)]) -> bool {
     let builtin_groups = crate::builtin::groups();
     !fc.settings.catalogs.is_empty()
         || crate::env::catalogs_set()
@@ -182,15 +185,19 @@ fn is_kubernetes_group(group: &str) -> bool {
 
 /// The first item that may need a catalog that could not be loaded (KEP-2906
 /// "Dependencies": a referenced catalog that nothing needs must not fail the run), saying why.
-fn item_needing_more_catalogs(
-    items: &[Value],
+fn item_needing_more_catalogs<T: Fields>(
+    items: &[T],
     catalog: &Catalog,
     fc: &FunctionConfig,
     config: Option<&Value>,
 ) -> Option<String> {
     let config_item =
         config.filter(|_| matches!(fc.kind, ConfigKind::ServiceSet | ConfigKind::Other));
-    items.iter().chain(config_item).find_map(|item| {
+    let mut candidates = items
+        .iter()
+        .map(|item| item as &dyn Fields)
+        .chain(config_item.map(|c| c as &dyn Fields));
+    candidates.find_map(|item| {
         if resource_list::has_function_annotation(item)
             || resource_list::annotation(item, GENERATED_FROM).is_some()
             || is_inline_catalog_item(item)
@@ -227,7 +234,7 @@ fn item_needing_more_catalogs(
 fn catalog_result(
     e: &CatalogError,
     field: Option<&str>,
-    items: &[Value],
+    items: &[Item],
     config: Option<&Value>,
 ) -> KrmResult {
     if let Some(item) = e.item.and_then(|i| items.get(i)) {

@@ -4,14 +4,12 @@
 
 use std::collections::HashSet;
 
-use serde_json::Value;
-
 use super::input::{gvk_of, hydrate, is_inline_catalog_item, is_service_set};
 use super::output::GENERATED_FROM;
 use crate::catalog::kep::Runtime;
 use crate::catalog::{Catalog, Kind, Service};
 use crate::config::{self, ConfigKind, FunctionConfig};
-use crate::resource_list;
+use crate::resource_list::{self, Fields, Item};
 use crate::results::{KrmResult, Results};
 use crate::suggest;
 
@@ -41,7 +39,7 @@ pub(super) struct Classified {
 /// Classify every item; the items the later stages read (sources, objects to expand,
 /// function-backed items) are read in full.
 pub(super) fn classify(
-    items: &mut [Value],
+    items: &mut [Item],
     verbatim: Option<&resource_list::Verbatim>,
     catalog: &Catalog,
     fc: &FunctionConfig,
@@ -86,7 +84,7 @@ pub(super) fn classify(
 }
 
 fn role_of(
-    item: &Value,
+    item: &Item,
     catalog: &Catalog,
     fc: &FunctionConfig,
     config_identity: Option<&str>,
@@ -155,7 +153,7 @@ fn index_of(catalog: &Catalog, service: &Service) -> usize {
 
 /// How the function config itself is expanded: a ServiceSet, or a service object.
 pub(super) fn config_role(
-    cfg: &Value,
+    cfg: &impl Fields,
     catalog: &Catalog,
     fc: &FunctionConfig,
 ) -> Result<Option<usize>, Box<KrmResult>> {

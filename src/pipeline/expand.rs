@@ -12,7 +12,7 @@ use crate::catalog::{Catalog, Kind, Service};
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
 use crate::diagnostics::{FieldPath, PathSegment};
 use crate::render::{self, Renderer, Scope};
-use crate::resource_list;
+use crate::resource_list::{self, Item};
 use crate::results::{Diagnostic, KrmResult, Results, Warning};
 use crate::service::definition::{self, Status};
 use crate::service::{Schemas, instance, legacy};
@@ -33,7 +33,7 @@ pub(super) struct Expansion {
 /// service object not among the items; warn about catalogs whose services rendered nothing;
 /// keep one object per identity. `renderer` and `schemas` are the run's caches for its catalog.
 pub(super) fn expand(
-    items: &[Value],
+    items: &[Item],
     classified: &Classified,
     renderer: &Renderer<'_>,
     schemas: &Schemas,
@@ -59,7 +59,7 @@ pub(super) fn expand(
         if let Role::Expand(service) = role {
             let is_config =
                 config_identity.as_deref() == Some(resource_list::identity(item).as_str());
-            generated[i] = expander.expand(item, *service, is_config);
+            generated[i] = expander.expand(&item.value(), *service, is_config);
             expanded_sources.insert(resource_list::identity(item));
         }
     }
@@ -103,8 +103,13 @@ pub(super) fn expand(
             .zip(&classified.roles)
             .filter(|(_, r)| matches!(r, Role::PassThrough))
             .map(|(item, _)| item);
-        let mut batches: Vec<(&Value, &mut Vec<Value>)> =
-            items.iter().zip(generated.iter_mut()).collect();
+        let mut batches: Vec<(&dyn resource_list::Fields, &mut Vec<Value>)> = items
+            .iter()
+            .map(|item| item as &dyn resource_list::Fields)
+            .zip(generated.iter_mut())
+            // Only batches with objects in them can hold a duplicate.
+            .filter(|(_, objects)| !objects.is_empty())
+            .collect();
         if let Some(cfg) = config_ref {
             batches.push((cfg, &mut trailing));
         }

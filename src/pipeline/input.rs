@@ -3,10 +3,8 @@
 
 use std::path::PathBuf;
 
-use serde_json::Value;
-
 use crate::gvk::Gvk;
-use crate::resource_list;
+use crate::resource_list::{self, Fields, Item};
 use crate::service::definition::SERVICES_GROUP;
 
 /// Where the run happens: relative catalog paths resolve against `cwd`.
@@ -25,7 +23,7 @@ impl Default for RunContext {
 }
 
 /// A catalog given among the items (kubara `ServiceDefinition`/`Catalog`, KEP-2906 catalog).
-pub(super) fn is_inline_catalog_item(item: &Value) -> bool {
+pub(super) fn is_inline_catalog_item<T: Fields + ?Sized>(item: &T) -> bool {
     let api = resource_list::str_at(item, &["apiVersion"]);
     let kind = resource_list::str_at(item, &["kind"]);
     (api.starts_with("kubara.io/") && (kind == "ServiceDefinition" || kind == "Catalog"))
@@ -34,13 +32,13 @@ pub(super) fn is_inline_catalog_item(item: &Value) -> bool {
 }
 
 /// A `ServiceSet` of our services group.
-pub(super) fn is_service_set(item: &Value) -> bool {
+pub(super) fn is_service_set<T: Fields + ?Sized>(item: &T) -> bool {
     let gvk = gvk_of(item);
     gvk.group == SERVICES_GROUP && gvk.kind == "ServiceSet"
 }
 
 /// The group, version and kind an item declares.
-pub(super) fn gvk_of(item: &Value) -> Gvk {
+pub(super) fn gvk_of<T: Fields + ?Sized>(item: &T) -> Gvk {
     Gvk::from_api_version(
         resource_list::str_at(item, &["apiVersion"]),
         resource_list::str_at(item, &["kind"]),
@@ -50,9 +48,9 @@ pub(super) fn gvk_of(item: &Value) -> Gvk {
 /// Replace the items `wanted` picks with their full text from the input (they may be
 /// skeletons, see `resource_list::read_owned`); items without input text are already whole.
 pub(super) fn hydrate(
-    items: &mut [Value],
+    items: &mut [Item],
     verbatim: Option<&resource_list::Verbatim>,
-    wanted: impl Fn(usize, &Value) -> bool,
+    wanted: impl Fn(usize, &Item) -> bool,
 ) {
     let Some(v) = verbatim else {
         return;
@@ -62,7 +60,7 @@ pub(super) fn hydrate(
             && wanted(i, item)
             && let Some(full) = v.item_at(range)
         {
-            *item = full;
+            *item = Item::from(full);
         }
     }
 }

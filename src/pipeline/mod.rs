@@ -21,7 +21,7 @@ use serde_json::Value;
 use crate::config;
 use crate::remote::LazyRemote;
 use crate::render::Renderer;
-use crate::resource_list::{self, ResourceList, Verbatim};
+use crate::resource_list::{self, Item, ResourceList, Verbatim};
 use crate::results::{KrmResult, Results};
 use crate::service::Schemas;
 
@@ -33,19 +33,19 @@ pub use output::{CATALOG_ANNOTATION, GENERATED_FROM, MANAGED_BY, SERVICE_ANNOTAT
 #[derive(Debug)]
 pub struct Outcome {
     /// The output ResourceList (without results).
-    pub list: ResourceList,
+    pub list: ResourceList<Item>,
     /// Every result, unsorted.
     pub results: Results,
 }
 
-/// Run the function over a ResourceList.
-pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
+/// Run the function over a ResourceList (of whole items, or as `read_owned` reads it).
+pub fn run(list: impl Into<ResourceList<Item>>, ctx: &RunContext) -> Outcome {
     let mut results = Results::default();
     let ResourceList {
         mut items,
         function_config,
         mut verbatim,
-    } = list;
+    } = list.into();
     let config_ref = function_config.as_ref();
     let fc = config::parse(config_ref);
     for p in &fc.problems {
@@ -127,7 +127,7 @@ pub fn run(list: ResourceList, ctx: &RunContext) -> Outcome {
 
 /// Every item back as it came, with the results that say why.
 fn untouched(
-    items: Vec<Value>,
+    items: Vec<Item>,
     function_config: Option<Value>,
     verbatim: Option<Verbatim>,
     results: Results,

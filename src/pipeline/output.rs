@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde_json::{Map, Value};
 
 use crate::names;
-use crate::resource_list;
+use crate::resource_list::{self, Fields};
 use crate::results::{KrmResult, Results};
 
 /// Annotation naming the service a generated object belongs to.
@@ -91,7 +91,7 @@ pub(super) fn stamp(object: &mut Value, provenance: &Provenance<'_>, index: usiz
 
 /// What the apiserver stores one object under: API group, kind, namespace, name (kustomize's
 /// resource id, whose version does not make a second object either).
-fn object_id(object: &Value) -> (String, String, String, String) {
+fn object_id<T: Fields + ?Sized>(object: &T) -> (String, String, String, String) {
     let (group, _) = crate::gvk::split_api_version(resource_list::str_at(object, &["apiVersion"]));
     let at = |path: &[&str]| resource_list::str_at(object, path).to_owned();
     (
@@ -131,9 +131,9 @@ fn without_provenance(object: &Value) -> Value {
 /// resource with an already registered id") holds one object per identity. A second copy
 /// equal but for our provenance is dropped; a different one, or one that would replace an
 /// input item we did not generate, is an error on the later source, and is dropped too.
-pub(super) fn drop_duplicates<'a>(
-    inputs: impl Iterator<Item = &'a Value>,
-    batches: Vec<(&Value, &mut Vec<Value>)>,
+pub(super) fn drop_duplicates<'a, T: Fields + 'a>(
+    inputs: impl Iterator<Item = &'a T>,
+    batches: Vec<(&dyn Fields, &mut Vec<Value>)>,
     templates: &HashMap<(String, String), String>,
     results: &mut Results,
 ) {
@@ -221,7 +221,7 @@ pub(super) fn drop_duplicates<'a>(
 }
 
 /// `MetricsServer "ns/a"`: how messages name a source object or input item.
-fn describe(item: &Value) -> String {
+fn describe<T: Fields + ?Sized>(item: &T) -> String {
     let kind = resource_list::str_at(item, &["kind"]);
     let name = resource_list::str_at(item, &["metadata", "name"]);
     match resource_list::str_at(item, &["metadata", "namespace"]) {

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use crate::resource_list::Item;
 
 use super::classify::Role;
 use super::input::RunContext;
@@ -18,7 +18,7 @@ use crate::results::Results;
 /// results come apart: the run reports them after expansion's, where they have always been.
 /// `remote` is the run's: the first function-backed item makes it, if the catalogs have not.
 pub(super) fn verify(
-    items: &[Value],
+    items: &[Item],
     roles: &[Role],
     catalog: &Catalog,
     settings: &Settings,
@@ -37,7 +37,7 @@ pub(super) fn verify(
             Some((
                 i,
                 functions::prepare(
-                    item,
+                    &item.value(),
                     runtime,
                     // Unknown provenance gets the strictest treatment (inline).
                     catalog
