@@ -1,0 +1,430 @@
+//! Items as the pipeline holds them: a whole value, or a compact skeleton of an item it may
+//! leave alone (identity and role annotations), read through [`Fields`] alike.
+
+use serde_json::{Map, Value};
+
+use super::{FUNCTION, INDEX, LEGACY_FUNCTIONS, LEGACY_INDEX, LEGACY_PATH, LOCAL_CONFIG, PATH};
+
+/// One item as the pipeline holds it: whole, or a [`Skeleton`] whose body stays in the input
+/// text until a stage needs it (see [`read_owned`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Item {
+    /// The whole object (boxed: most items of a large input are skeletons, and every slot of
+    /// the item vector is as large as the largest variant).
+    Whole(Box<Value>),
+    /// What the pipeline reads of an item it may leave alone.
+    Skeleton(Skeleton),
+}
+
+/// What the pipeline reads of an item it may leave alone: its identity and the annotations
+/// that decide its role or its place in results (see [`skeleton`]). A `serde_json::Value` of
+/// the same fields costs about 800 bytes (an ordered map per level, a `String` per key); this
+/// costs about 90, so that with many small items memory stays near the input size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skeleton {
+    /// `apiVersion` and `kind`, shared by every item of the same type.
+    type_meta: std::sync::Arc<TypeMeta>,
+    name: Option<Box<str>>,
+    namespace: Option<Box<str>>,
+    /// The kept annotations in input order; `None` when the item has no `annotations` field.
+    annotations: Option<Box<[Annotation]>>,
+}
+
+/// An annotation's key and value.
+type Annotation = (Box<str>, Box<str>);
+
+/// `apiVersion` and `kind` of a [`Skeleton`] (`None`: the field is absent).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct TypeMeta {
+    api_version: Option<Box<str>>,
+    kind: Option<Box<str>>,
+}
+
+/// One [`TypeMeta`] per distinct type among the items of a read.
+#[derive(Default)]
+pub(super) struct Types(std::collections::HashSet<std::sync::Arc<TypeMeta>>);
+
+impl Types {
+    fn intern(&mut self, type_meta: TypeMeta) -> std::sync::Arc<TypeMeta> {
+        if let Some(shared) = self.0.get(&type_meta) {
+            return std::sync::Arc::clone(shared);
+        }
+        let shared = std::sync::Arc::new(type_meta);
+        self.0.insert(std::sync::Arc::clone(&shared));
+        shared
+    }
+}
+
+impl Skeleton {
+    /// The skeleton as the value it stands for: `apiVersion`, `kind` and `metadata` with
+    /// `name`, `namespace` and the kept annotations.
+    fn to_value(&self) -> Value {
+        let text = |s: &str| Value::String(s.to_owned());
+        let mut metadata = Map::new();
+        if let Some(name) = &self.name {
+            metadata.insert("name".to_owned(), text(name));
+        }
+        if let Some(namespace) = &self.namespace {
+            metadata.insert("namespace".to_owned(), text(namespace));
+        }
+        if let Some(annotations) = &self.annotations {
+            let map = annotations
+                .iter()
+                .map(|(k, v)| (k.to_string(), text(v)))
+                .collect();
+            metadata.insert("annotations".to_owned(), Value::Object(map));
+        }
+        let mut item = Map::new();
+        if let Some(api_version) = &self.type_meta.api_version {
+            item.insert("apiVersion".to_owned(), text(api_version));
+        }
+        if let Some(kind) = &self.type_meta.kind {
+            item.insert("kind".to_owned(), text(kind));
+        }
+        item.insert("metadata".to_owned(), Value::Object(metadata));
+        Value::Object(item)
+    }
+}
+
+impl Item {
+    /// The item as a value: the whole item, or what its skeleton holds.
+    pub fn value(&self) -> std::borrow::Cow<'_, Value> {
+        match self {
+            Item::Whole(v) => std::borrow::Cow::Borrowed(v),
+            Item::Skeleton(s) => std::borrow::Cow::Owned(s.to_value()),
+        }
+    }
+
+    /// The item as a value it owns (see [`Item::value`]).
+    pub fn into_value(self) -> Value {
+        match self {
+            Item::Whole(v) => *v,
+            Item::Skeleton(s) => s.to_value(),
+        }
+    }
+}
+
+impl From<Value> for Item {
+    fn from(value: Value) -> Self {
+        Item::Whole(Box::new(value))
+    }
+}
+
+/// What the pipeline reads of any item, whole ([`Value`]) or [`Item`] (skeletons included).
+pub trait Fields {
+    /// The string at a path of object keys, or "".
+    fn str_at(&self, path: &[&str]) -> &str;
+    /// An annotation value.
+    fn annotation(&self, key: &str) -> Option<&str>;
+    /// Whether `metadata.configFn` is set (a skeleton does not keep it).
+    fn has_config_fn(&self) -> bool;
+}
+
+impl Fields for Value {
+    fn str_at(&self, path: &[&str]) -> &str {
+        let mut cur = self;
+        for key in path {
+            match cur.get(key) {
+                Some(v) => cur = v,
+                None => return "",
+            }
+        }
+        cur.as_str().unwrap_or("")
+    }
+
+    fn annotation(&self, key: &str) -> Option<&str> {
+        self.get("metadata")?.get("annotations")?.get(key)?.as_str()
+    }
+
+    fn has_config_fn(&self) -> bool {
+        self.get("metadata")
+            .and_then(|m| m.get("configFn"))
+            .is_some()
+    }
+}
+
+impl Fields for Skeleton {
+    fn str_at(&self, path: &[&str]) -> &str {
+        let found = match path {
+            ["apiVersion"] => self.type_meta.api_version.as_deref(),
+            ["kind"] => self.type_meta.kind.as_deref(),
+            ["metadata", "name"] => self.name.as_deref(),
+            ["metadata", "namespace"] => self.namespace.as_deref(),
+            ["metadata", "annotations", key] => self.annotation(key),
+            _ => None,
+        };
+        found.unwrap_or("")
+    }
+
+    fn annotation(&self, key: &str) -> Option<&str> {
+        self.annotations
+            .as_deref()?
+            .iter()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, v)| &**v)
+    }
+
+    fn has_config_fn(&self) -> bool {
+        false
+    }
+}
+
+impl Fields for Item {
+    fn str_at(&self, path: &[&str]) -> &str {
+        match self {
+            Item::Whole(v) => v.str_at(path),
+            Item::Skeleton(s) => s.str_at(path),
+        }
+    }
+
+    fn annotation(&self, key: &str) -> Option<&str> {
+        match self {
+            Item::Whole(v) => Fields::annotation(&**v, key),
+            Item::Skeleton(s) => Fields::annotation(s, key),
+        }
+    }
+
+    fn has_config_fn(&self) -> bool {
+        match self {
+            Item::Whole(v) => v.has_config_fn(),
+            Item::Skeleton(s) => s.has_config_fn(),
+        }
+    }
+}
+
+impl<T: Fields + ?Sized> Fields for &T {
+    fn str_at(&self, path: &[&str]) -> &str {
+        (**self).str_at(path)
+    }
+
+    fn annotation(&self, key: &str) -> Option<&str> {
+        (**self).annotation(key)
+    }
+
+    fn has_config_fn(&self) -> bool {
+        (**self).has_config_fn()
+    }
+}
+
+/// An item [`write`] can emit when it has no input text.
+pub trait AsValue {
+    /// The value to emit.
+    fn as_value(&self) -> std::borrow::Cow<'_, Value>;
+}
+
+impl AsValue for Value {
+    fn as_value(&self) -> std::borrow::Cow<'_, Value> {
+        std::borrow::Cow::Borrowed(self)
+    }
+}
+
+impl AsValue for Item {
+    fn as_value(&self) -> std::borrow::Cow<'_, Value> {
+        self.value()
+    }
+}
+
+/// Whether a skeleton keeps an annotation: ours, the function annotation, local-config, path
+/// and index.
+fn wanted_annotation(k: &str) -> bool {
+    k.starts_with("krm-catalog.dev/")
+        || [
+            PATH,
+            INDEX,
+            LEGACY_PATH,
+            LEGACY_INDEX,
+            LOCAL_CONFIG,
+            FUNCTION,
+        ]
+        .contains(&k)
+        || LEGACY_FUNCTIONS.contains(&k)
+}
+
+/// What the pipeline reads of an item it may leave alone: its identity and the annotations
+/// that decide its role or its place in results ([`wanted_annotation`]). Everything else is
+/// read from the input only when needed. A [`Skeleton`] when these fields are strings (and
+/// `metadata` a mapping), as in any object Kubernetes accepts; else the same fields as a value.
+pub(super) fn skeleton(mut item: Map<String, Value>, types: &mut Types) -> Item {
+    let text = |v: Option<&Value>| v.is_none_or(Value::is_string);
+    let compact = text(item.get("apiVersion"))
+        && text(item.get("kind"))
+        && item
+            .get("metadata")
+            .and_then(Value::as_object)
+            .is_some_and(|meta| {
+                text(meta.get("name"))
+                    && text(meta.get("namespace"))
+                    && match meta.get("annotations") {
+                        None => true,
+                        Some(Value::Object(a)) => a
+                            .iter()
+                            .all(|(k, v)| v.is_string() || !wanted_annotation(k)),
+                        Some(_) => false,
+                    }
+            });
+    if !compact {
+        return Item::Whole(Box::new(skeleton_value(item)));
+    }
+    let boxed = |v: Option<Value>| match v {
+        Some(Value::String(s)) => Some(s.into_boxed_str()),
+        _ => None,
+    };
+    let type_meta = types.intern(TypeMeta {
+        api_version: boxed(item.remove("apiVersion")),
+        kind: boxed(item.remove("kind")),
+    });
+    // (A mapping, as checked above.)
+    let mut meta = match item.remove("metadata") {
+        Some(Value::Object(meta)) => meta,
+        _ => Map::new(),
+    };
+    let annotations = match meta.remove("annotations") {
+        Some(Value::Object(a)) => Some(
+            a.into_iter()
+                .filter(|(k, _)| wanted_annotation(k))
+                .filter_map(|(k, v)| match v {
+                    Value::String(v) => Some((k.into_boxed_str(), v.into_boxed_str())),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        _ => None,
+    };
+    Item::Skeleton(Skeleton {
+        type_meta,
+        name: boxed(meta.remove("name")),
+        namespace: boxed(meta.remove("namespace")),
+        annotations,
+    })
+}
+
+/// The fields of [`skeleton`] as a value, for items whose fields are not all strings.
+fn skeleton_value(mut item: Map<String, Value>) -> Value {
+    let wanted = wanted_annotation;
+    item.retain(|k, _| k == "apiVersion" || k == "kind" || k == "metadata");
+    if let Some(Value::Object(meta)) = item.get_mut("metadata") {
+        meta.retain(|k, _| k == "name" || k == "namespace" || k == "annotations");
+        if let Some(Value::Object(annotations)) = meta.get_mut("annotations") {
+            annotations.retain(|k, _| wanted(k));
+            *annotations = compact(std::mem::take(annotations));
+        }
+        *meta = compact(std::mem::take(meta));
+    }
+    Value::Object(compact(item))
+}
+
+/// A map with exactly the capacity it needs: skeletons of every item are held for the whole
+/// run, and maps keep the capacity of the full object they were cut from.
+fn compact(map: Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::with_capacity(map.len());
+    out.extend(map);
+    out
+}
+
+#[cfg(test)]
+mod skeleton_tests {
+    use super::*;
+    use crate::resource_list::{check_round_trip, read, read_owned, write};
+
+    const INPUT: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a # trailing\n    labels: {team: a}\n    annotations:\n      owner: me\n      config.kubernetes.io/path: a.yaml\n      krm-catalog.dev/generated-from: v1/X/a\n  data: {flag: 'on'}\n\n# between items\n- apiVersion: v1\n  kind: Secret\n  metadata: {name: b}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n  data: {x: y}\n";
+
+    #[test]
+    fn skeletons_keep_identity_and_role_annotations_and_write_the_same() {
+        let lazy = read_owned(INPUT.to_owned()).unwrap();
+        assert_eq!(
+            *lazy.items[0].value(),
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
+                "annotations": {"config.kubernetes.io/path": "a.yaml", "krm-catalog.dev/generated-from": "v1/X/a"}}})
+        );
+        let eager = read(INPUT).unwrap();
+        assert_eq!(lazy.function_config, eager.function_config);
+        // Hydrating gives the eager item back.
+        let v = lazy.verbatim.as_ref().unwrap();
+        for (i, range) in v.ranges.iter().enumerate() {
+            assert_eq!(
+                v.item_at(range.as_ref().unwrap()).as_ref(),
+                Some(&eager.items[i])
+            );
+        }
+        assert_eq!(write(lazy, None), write(eager, None));
+    }
+
+    /// Issue 9 F8: every item of a large input is one slot of the item vector.
+    #[test]
+    fn issue9_f8_an_item_slot_stays_small() {
+        assert!(
+            std::mem::size_of::<Item>() <= 56,
+            "{}",
+            std::mem::size_of::<Item>()
+        );
+        let lazy = read_owned(INPUT.to_owned()).unwrap();
+        assert!(lazy.items.iter().all(|i| matches!(i, Item::Skeleton(_))));
+        // Fields that are not strings keep the skeleton as a value, with the same fields.
+        let odd = INPUT.replace("name: a # trailing", "name: 7");
+        let lazy = read_owned(odd.clone()).unwrap();
+        assert!(
+            matches!(lazy.items[0], Item::Whole(_)),
+            "{:?}",
+            lazy.items[0]
+        );
+        assert_eq!(lazy.items[0].value()["metadata"]["name"], 7);
+        assert_eq!(check_round_trip(&odd), Ok(()));
+    }
+
+    #[test]
+    fn flow_sequences_are_read_as_skeletons_and_re_emitted() {
+        for input in [
+            "kind: ResourceList\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}, data: {x: 'on'}},\n  {apiVersion: v1, kind: Secret, metadata: {name: b}}]\n",
+            "{\"kind\": \"ResourceList\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}, \"data\": {\"x\": \"y\"}}]}",
+        ] {
+            let lazy = read_owned(input.to_owned()).unwrap();
+            let v = lazy.verbatim.as_ref().unwrap();
+            assert!(v.reemit, "{input:?}");
+            assert!(
+                lazy.items[0].value().get("data").is_none(),
+                "a skeleton: {:?}",
+                lazy.items[0]
+            );
+            assert_eq!(check_round_trip(input), Ok(()));
+            assert_eq!(write(lazy, None), write(read(input).unwrap(), None));
+        }
+    }
+
+    #[test]
+    fn other_layouts_are_streamed_and_errors_are_the_eager_readers() {
+        // Anchors, CRLF, a tagged list, an empty list: read in one streaming pass, skeletons
+        // with the text the eager path would emit.
+        for input in [
+            "kind: ResourceList\nitems:\n- &a\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: {x: y}\n- *a\n",
+            "kind: ResourceList\r\nitems:\r\n- apiVersion: v1\r\n  kind: ConfigMap\r\n  metadata: {name: a}\r\n  data: {x: y}\r\n",
+            "kind: ResourceList\nitems: !!seq\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n  data: {x: y}\n",
+            "kind: ResourceList\nitems: []\n",
+        ] {
+            let lazy = read_owned(input.to_owned()).unwrap();
+            assert!(
+                lazy.items.iter().all(|i| i.value().get("data").is_none()),
+                "{input:?}"
+            );
+            assert_eq!(check_round_trip(input), Ok(()), "{input:?}");
+            assert_eq!(
+                write(lazy, None),
+                write(read(input).unwrap(), None),
+                "{input:?}"
+            );
+        }
+        // Errors are the eager reader's, with its line numbers.
+        for input in [
+            "kind: ResourceList\nitems:\n- apiVersion: v1\n  kind: [unclosed\n",
+            "kind: Nope\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n",
+            "kind: ResourceList\nitems:\n- just a string\n",
+            "kind: ResourceList\nitems:\n- apiVersion: v1\nfunctionConfig: 3\n",
+        ] {
+            let eager = read(input).unwrap_err();
+            assert_eq!(
+                read_owned(input.to_owned()).unwrap_err(),
+                eager,
+                "{input:?}"
+            );
+        }
+    }
+}

@@ -1,0 +1,291 @@
+//! Reading a ResourceList: skeletons and verbatim ranges for the plain block layout, a
+//! streaming reader for other layouts, and the eager reader.
+
+use serde_json::{Map, Value};
+
+use super::item::{Types, skeleton};
+use super::verbatim::{ItemsText, scan_items};
+use super::{InputError, Item, ResourceList, Verbatim};
+use crate::yaml;
+use std::fmt;
+
+/// Check the top-level fields of a ResourceList and take out its function config.
+fn function_config_of(map: &mut Map<String, Value>) -> Result<Option<Value>, InputError> {
+    let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
+    if kind != "ResourceList" && kind != "List" {
+        let shown = if kind.is_empty() {
+            "no kind".to_owned()
+        } else {
+            format!("kind {kind}")
+        };
+        return Err(InputError(format!(
+            "input is not a ResourceList: expected kind ResourceList or List, found {shown}"
+        )));
+    }
+    match map.shift_remove("functionConfig") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(m)) if m.is_empty() => Ok(None),
+        Some(v @ Value::Object(_)) => Ok(Some(v)),
+        Some(other) => Err(InputError(format!(
+            "input is not a ResourceList: functionConfig must be an object, not {}",
+            crate::strict::type_name(&other)
+        ))),
+    }
+}
+
+/// Read a ResourceList for the pipeline with memory near the input size: when the items are in
+/// the plain block layout, each is parsed on its own and kept as a skeleton (see [`skeleton`]),
+/// since items the function leaves alone are copied from the input text
+/// anyway; [`Verbatim::item_at`] reads an item in full when the pipeline needs its body.
+/// Anything else (another layout, anchors, an error to report) goes through [`read`].
+pub fn read_owned(mut text: String) -> Result<ResourceList<Item>, InputError> {
+    // stdin was read into a buffer that grew by doubling; the text is kept for the whole run.
+    text.shrink_to_fit();
+    if let Some((items, function_config, scan)) = read_skeletons(&text) {
+        return Ok(ResourceList {
+            items,
+            function_config,
+            verbatim: Some(Verbatim {
+                text,
+                dash_column: scan.dash_column,
+                ranges: scan.ranges.into_iter().map(Some).collect(),
+                reemit: scan.reemit,
+            }),
+        });
+    }
+    match read_streaming(&text) {
+        Some(list) => Ok(list),
+        None => read(&text).map(ResourceList::from),
+    }
+}
+
+/// The reader for every other layout (anchors and aliases, tags, CRLF, ...): one pass of the
+/// parser in which each item, as soon as it is parsed, is emitted as YAML (what [`write`]
+/// would emit for it) and kept as a skeleton; the emitted text then serves as the items'
+/// verbatim text. Memory stays near the input size instead of holding every item whole.
+/// `None` on anything [`read`] would refuse (it reports the error).
+fn read_streaming(text: &str) -> Option<ResourceList<Item>> {
+    let chunks = yaml::split_documents(text);
+    let [(_, doc)] = chunks.as_slice() else {
+        return None;
+    };
+    let mut sink = ItemSink::default();
+    let Value::Object(mut map) = yaml::parse_seed(doc, TopLevel(&mut sink)).ok()? else {
+        return None;
+    };
+    let function_config = function_config_of(&mut map).ok()?;
+    sink.emitted.shrink_to_fit();
+    Some(ResourceList {
+        items: sink.items,
+        function_config,
+        verbatim: Some(Verbatim {
+            text: sink.emitted,
+            dash_column: 0,
+            ranges: sink.ranges.into_iter().map(Some).collect(),
+            reemit: false,
+        }),
+    })
+}
+
+/// Where [`read_streaming`] puts the items: skeletons, their emitted text and its ranges.
+#[derive(Default)]
+struct ItemSink {
+    items: Vec<Item>,
+    types: Types,
+    emitted: String,
+    ranges: Vec<std::ops::Range<usize>>,
+    seen: bool,
+}
+
+/// The top-level mapping: every key but `items` as a value, `items` through [`Items`].
+struct TopLevel<'a>(&'a mut ItemSink);
+
+impl<'de> serde::de::DeserializeSeed<'de> for TopLevel<'_> {
+    type Value = Value;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
+        de.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for TopLevel<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a ResourceList mapping")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
+        let mut map = Map::new();
+        while let Some(key) = access.next_key::<String>()? {
+            if key == "items" {
+                if self.0.seen {
+                    return Err(serde::de::Error::custom("duplicate key `items`"));
+                }
+                self.0.seen = true;
+                access.next_value_seed(Items(self.0))?;
+            } else {
+                let value = access.next_value::<Value>()?;
+                map.insert(key, value);
+            }
+        }
+        Ok(Value::Object(map))
+    }
+}
+
+/// The `items` sequence, one item at a time.
+struct Items<'a>(&'a mut ItemSink);
+
+impl<'de> serde::de::DeserializeSeed<'de> for Items<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
+        de.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Items<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of objects")
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_none<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let sink = self.0;
+        while let Some(item) = seq.next_element::<Value>()? {
+            let Value::Object(map) = item else {
+                return Err(serde::de::Error::custom("an item is not an object"));
+            };
+            let start = sink.emitted.len();
+            // A map serializes as its Value::Object does: the text `write` would emit.
+            yaml::emit_into(&mut sink.emitted, &std::slice::from_ref(&map));
+            sink.ranges.push(start..sink.emitted.len());
+            sink.items.push(skeleton(map, &mut sink.types));
+        }
+        Ok(())
+    }
+}
+
+type Skeletons = (Vec<Item>, Option<Value>, ItemsText);
+
+fn read_skeletons(text: &str) -> Option<Skeletons> {
+    yaml::check_input_size(text).ok()?;
+    let chunks = yaml::split_documents(text);
+    let [(_, doc)] = chunks.as_slice() else {
+        return None;
+    };
+    let doc_start = doc.as_ptr() as usize - text.as_ptr() as usize;
+    let scan = scan_items(doc_start, doc)?;
+    let (first, last) = (scan.ranges.first()?, scan.ranges.last()?);
+    // Everything but the items: the header and whatever follows the sequence.
+    let mut header = String::with_capacity(first.start - doc_start + 256);
+    header.push_str(&text[doc_start..first.start]);
+    header.push_str(&text[last.end..doc_start + doc.len()]);
+    let (value, shape) = yaml::parse_with_shape(&header).ok()?;
+    let plain = |s: yaml::Shape| s.aliases == 0 && s.anchors == 0 && s.merge_keys == 0;
+    let Value::Object(mut map) = value else {
+        return None;
+    };
+    // Without the items' text, `items` is empty: `items:` (block) or `items: []` (flow).
+    let emptied = match map.get("items") {
+        None | Some(Value::Null) => !scan.reemit,
+        Some(Value::Array(a)) => scan.reemit && a.is_empty(),
+        Some(_) => false,
+    };
+    if !plain(shape) || !emptied {
+        return None;
+    }
+    let function_config = function_config_of(&mut map).ok()?;
+    let mut items = Vec::with_capacity(scan.ranges.len());
+    let mut types = Types::default();
+    for range in &scan.ranges {
+        let (value, shape) = yaml::parse_with_shape(&text[range.clone()]).ok()?;
+        if !plain(shape) {
+            return None;
+        }
+        let item = match value {
+            Value::Object(item) if scan.reemit => item,
+            Value::Array(mut one) if !scan.reemit && one.len() == 1 => match one.pop() {
+                Some(Value::Object(item)) => item,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        items.push(skeleton(item, &mut types));
+    }
+    Some((items, function_config, scan))
+}
+
+/// Read a ResourceList (`config.kubernetes.io/v1`, `v1beta1`, `v1alpha1`, or a `List`).
+pub fn read(text: &str) -> Result<ResourceList, InputError> {
+    yaml::check_input_size(text).map_err(|e| InputError(e.to_string()))?;
+    let chunks = yaml::split_documents(text);
+    if chunks.len() != 1 {
+        return Err(InputError(format!(
+            "input is not a ResourceList: expected one YAML document of kind ResourceList, found {} documents",
+            chunks.len()
+        )));
+    }
+    let (first_line, doc) = chunks[0];
+    let (value, shape) = yaml::parse_with_shape(doc).map_err(|e| {
+        let e = yaml::YamlError {
+            line: e.line.map(|l| l + first_line - 1),
+            message: e.message,
+        };
+        InputError(format!("input is not valid YAML: {e}"))
+    })?;
+    let Value::Object(mut map) = value else {
+        let what = if value.is_null() {
+            "empty"
+        } else {
+            "not a mapping"
+        };
+        return Err(InputError(format!(
+            "input is not a ResourceList: the document is {what}"
+        )));
+    };
+    let doc_start = doc.as_ptr() as usize - text.as_ptr() as usize;
+    let function_config = function_config_of(&mut map)?;
+    let items = match map.shift_remove("items") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(InputError(format!(
+                "input is not a ResourceList: items must be a list, not {}",
+                crate::strict::type_name(&other)
+            )));
+        }
+    };
+    if let Some(i) = items.iter().position(|item| !item.is_object()) {
+        return Err(InputError(format!(
+            "input is not a ResourceList: items[{i}] is not an object"
+        )));
+    }
+    // Aliases and merge keys tie items' text to other places; re-emit in that case.
+    let plain = shape.aliases == 0 && shape.anchors == 0 && shape.merge_keys == 0;
+    // (Flow layouts have nothing to copy, and the items are already whole.)
+    let verbatim = plain
+        .then(|| scan_items(doc_start, doc))
+        .flatten()
+        .filter(|scan| !scan.reemit && scan.ranges.len() == items.len())
+        .map(|scan| Verbatim {
+            text: text.to_owned(),
+            dash_column: scan.dash_column,
+            ranges: scan.ranges.into_iter().map(Some).collect(),
+            reemit: false,
+        });
+    Ok(ResourceList {
+        items,
+        function_config,
+        verbatim,
+    })
+}

@@ -1,0 +1,524 @@
+//! Where each item's text sits in the input, from the parser's own event positions, so
+//! untouched items are copied to the output as they came.
+
+use serde_json::Value;
+
+use crate::yaml;
+
+/// Where each item's text sits in the input.
+///
+/// kpt restores comments and key order of what a function returns, but takes scalar styles
+/// from the function's output: re-emitting an untouched `flag: 'on'` as `flag: "on"` would
+/// show up as a diff in files the function has nothing to do with. So untouched items are
+/// copied from the input instead of re-emitted (which is also faster).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verbatim {
+    /// The whole input, or (layouts read by the streaming reader) the items as emitted YAML.
+    pub text: String,
+    /// Column of the items' `-` markers in the input.
+    pub dash_column: usize,
+    /// For each item (aligned with `items`), its text range, or `None` to emit it anew.
+    pub ranges: Vec<Option<std::ops::Range<usize>>>,
+    /// The ranges are the items' nodes in a flow sequence (JSON, `items: [...]`): they are
+    /// parsed and re-emitted one at a time when written, never copied, so that memory stays
+    /// near the input size for these layouts too.
+    pub reemit: bool,
+}
+
+/// The top-level block sequence `items:` as text: the column of its `-` markers and the range
+/// of every entry. `None` whenever the layout is not the plain block form orchestrators write
+/// (flow style, JSON, CRLF, anchors, tags on the sequence); callers then parse everything.
+pub(super) struct ItemsText {
+    pub(super) dash_column: usize,
+    pub(super) ranges: Vec<std::ops::Range<usize>>,
+    /// Flow sequence: the ranges are the items' nodes, to be re-emitted (see [`Verbatim`]).
+    pub(super) reemit: bool,
+}
+
+/// Where the parser saw one entry of `items`: its node's first and last byte (relative to the
+/// document). A block mapping ends where the next token starts.
+struct ItemNode {
+    start: usize,
+    end: usize,
+}
+
+/// The entries of the top-level `items` sequence as the YAML parser itself sees them
+/// (serde-saphyr's parser, granit-parser, so the positions are those of the very parse that
+/// produced the items). A text scanner looking for `items:` can be fooled by another key
+/// spelled to look like it (`"items:#x":`, a string holding a fake list): this cannot.
+/// `None` for anything but an untagged, unanchored sequence of mappings without aliases;
+/// the flag says whether the sequence is in flow style.
+fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)> {
+    use granit_parser::{Event, StructureStyle};
+    let mut parser = granit_parser::Parser::new_from_str(doc);
+    let mut depth = 0usize;
+    // At depth 1 (the top-level mapping), whether the next node is a key.
+    let mut expect_key = true;
+    let mut items_key: Option<std::ops::Range<usize>> = None;
+    let mut in_items = false;
+    let mut flow = false;
+    let mut found: Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)> = None;
+    let mut nodes: Vec<ItemNode> = Vec::new();
+    let mut open_item: Option<usize> = None;
+    let mut documents = 0usize;
+    while let Some(next) = parser.next_event() {
+        let (event, span) = next.ok()?;
+        let bytes = span.byte_range()?;
+        match &event {
+            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => continue,
+            Event::DocumentStart(..) => {
+                documents += 1;
+                if documents > 1 {
+                    return None;
+                }
+                continue;
+            }
+            // Aliases and anchors tie an item's text to other places.
+            Event::Alias(_) | Event::Anchor(..) | Event::UnresolvedAlias(_) => return None,
+            Event::Scalar(_, _, anchor, _)
+            | Event::SequenceStart(_, anchor, _)
+            | Event::MappingStart(_, anchor, _)
+                if *anchor != 0 =>
+            {
+                return None;
+            }
+            _ => {}
+        }
+        let is_start = matches!(event, Event::SequenceStart(..) | Event::MappingStart(..));
+        let is_end = matches!(event, Event::SequenceEnd | Event::MappingEnd);
+        // A node begins at `depth`; record items' entries (depth 2 inside `items`).
+        if !is_end {
+            match depth {
+                0 if !matches!(event, Event::MappingStart(..)) => return None,
+                1 => {
+                    if expect_key {
+                        let Event::Scalar(key, _, _, tag) = &event else {
+                            return None;
+                        };
+                        if key == "items" {
+                            if tag.is_some() || items_key.is_some() {
+                                return None;
+                            }
+                            items_key = Some(bytes.clone());
+                        }
+                    } else if items_key.is_some() && found.is_none() && !in_items {
+                        let Event::SequenceStart(style, _, None) = &event else {
+                            return None;
+                        };
+                        flow = *style == StructureStyle::Flow;
+                        in_items = true;
+                    }
+                    expect_key = !expect_key;
+                }
+                2 if in_items => {
+                    // A tag is outside the node's span (and may change what it means).
+                    let Event::MappingStart(_, _, None) = event else {
+                        return None;
+                    };
+                    open_item = Some(bytes.start);
+                }
+                _ => {}
+            }
+        }
+        if is_start {
+            depth += 1;
+        } else if is_end {
+            depth = depth.checked_sub(1)?;
+            if depth == 2
+                && let Some(start) = open_item.take()
+            {
+                nodes.push(ItemNode {
+                    start,
+                    end: bytes.end,
+                });
+            } else if depth == 1 && in_items {
+                in_items = false;
+                found = Some((items_key.clone()?, std::mem::take(&mut nodes), flow));
+            }
+        }
+    }
+    found
+}
+
+/// Skip YAML trivia (spaces, tabs, line breaks, comments) from `at`; returns where it stops.
+/// A `#` starts a comment only at the start of a line or after whitespace.
+fn skip_trivia(text: &str, mut at: usize) -> usize {
+    let bytes = text.as_bytes();
+    while at < bytes.len() {
+        match bytes[at] {
+            b' ' | b'\t' | b'\n' => at += 1,
+            b'#' if at == 0 || matches!(bytes[at - 1], b' ' | b'\t' | b'\n') => {
+                at = text[at..].find('\n').map_or(bytes.len(), |n| at + n);
+            }
+            _ => break,
+        }
+    }
+    at
+}
+
+fn line_start(text: &str, at: usize) -> usize {
+    text[..at].rfind('\n').map_or(0, |n| n + 1)
+}
+
+/// The verbatim range of every entry of `items`, from the parser's positions: entry `i` runs
+/// from the start of the line of its `-` to the start of the line of the next `-` (comments
+/// between entries go with the one above), the last one to the end of the trivia after it.
+/// Everything in a range besides the parsed node must be trivia and the one `-`, or the
+/// layout is not one we copy.
+pub(super) fn scan_items(doc_start: usize, doc: &str) -> Option<ItemsText> {
+    let (key, nodes, flow) = item_nodes(doc)?;
+    if flow {
+        return Some(ItemsText {
+            dash_column: 0,
+            ranges: nodes
+                .iter()
+                .map(|n| doc_start + n.start..doc_start + n.end)
+                .collect(),
+            reemit: true,
+        });
+    }
+    if doc.contains('\r') {
+        return None;
+    }
+    let bytes = doc.as_bytes();
+    // The `:` after the key, then trivia.
+    let colon = skip_trivia(doc, key.end);
+    if bytes.get(colon) != Some(&b':') {
+        return None;
+    }
+    let mut cursor = colon + 1;
+    let mut dash_column = None;
+    let mut starts = Vec::with_capacity(nodes.len());
+    for node in &nodes {
+        let dash = skip_trivia(doc, cursor);
+        if bytes.get(dash) != Some(&b'-') || node.start <= dash {
+            return None;
+        }
+        // `-` must be followed by whitespace and only trivia up to the node.
+        if !matches!(bytes.get(dash + 1), Some(b' ' | b'\t' | b'\n'))
+            || skip_trivia(doc, dash + 1) != node.start
+        {
+            return None;
+        }
+        let start = line_start(doc, dash);
+        if !doc[start..dash].bytes().all(|b| b == b' ') {
+            return None;
+        }
+        if *dash_column.get_or_insert(dash - start) != dash - start {
+            return None;
+        }
+        starts.push(start);
+        cursor = node.end;
+    }
+    let last_end = nodes.last()?.end;
+    // The last entry takes the rest of its line and the blank and comment lines after it.
+    let mut end = if doc[line_start(doc, last_end)..last_end]
+        .bytes()
+        .all(|b| b == b' ')
+    {
+        line_start(doc, last_end)
+    } else {
+        let after = skip_trivia_in_line(doc, last_end);
+        match bytes.get(after) {
+            None => doc.len(),
+            Some(b'\n') => after + 1,
+            Some(_) => return None,
+        }
+    };
+    while end < doc.len() {
+        let next = doc[end..].find('\n').map_or(doc.len(), |n| end + n + 1);
+        let line = doc[end..next].trim_start_matches([' ', '\t']);
+        if line.trim_end().is_empty() || line.starts_with('#') {
+            end = next;
+        } else {
+            break;
+        }
+    }
+    let mut ranges = Vec::with_capacity(starts.len());
+    for (i, start) in starts.iter().enumerate() {
+        let stop = starts.get(i + 1).copied().unwrap_or(end);
+        ranges.push(doc_start + start..doc_start + stop);
+    }
+    Some(ItemsText {
+        dash_column: dash_column.unwrap_or(0),
+        ranges,
+        reemit: false,
+    })
+}
+
+/// Skip spaces, tabs and a comment on the current line.
+fn skip_trivia_in_line(text: &str, mut at: usize) -> usize {
+    let bytes = text.as_bytes();
+    while at < bytes.len() {
+        match bytes[at] {
+            b' ' | b'\t' => at += 1,
+            b'#' if at == 0 || matches!(bytes[at - 1], b' ' | b'\t') => {
+                return text[at..].find('\n').map_or(bytes.len(), |n| at + n);
+            }
+            _ => break,
+        }
+    }
+    at
+}
+
+impl Verbatim {
+    /// The full item whose text is at `range` (items read by [`read_owned`] are skeletons).
+    pub fn item_at(&self, range: &std::ops::Range<usize>) -> Option<Value> {
+        let (value, _) = yaml::parse_with_shape(self.text.get(range.clone())?).ok()?;
+        match value {
+            Value::Array(mut one) if !self.reemit && one.len() == 1 => one.pop(),
+            item @ Value::Object(_) if self.reemit => Some(item),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod verbatim_tests {
+    use crate::resource_list::{read, write};
+
+    fn round_trip(input: &str) -> String {
+        write(read(input).unwrap(), None)
+    }
+
+    #[test]
+    fn untouched_items_keep_their_text() {
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- # header comment\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a # trailing\n  data: {flag: 'on'}\n\n# between items\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n";
+        let out = round_trip(input);
+        assert!(
+            out.contains("- # header comment\n  apiVersion: v1\n"),
+            "{out}"
+        );
+        assert!(out.contains("  data: {flag: 'on'}\n"), "{out}");
+        assert!(
+            out.contains(
+                "# between items\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: b}\n"
+            ),
+            "{out}"
+        );
+        assert_eq!(read(&out).unwrap().items, read(input).unwrap().items);
+    }
+
+    #[test]
+    fn indented_sequences_are_dedented() {
+        let input = "kind: ResourceList\nitems:\n  - apiVersion: v1\n    kind: ConfigMap\n    metadata:\n      name: a\n    data:\n      script: |\n        line\n          indented\n";
+        let out = round_trip(input);
+        assert!(
+            out.contains("items:\n- apiVersion: v1\n  kind: ConfigMap\n"),
+            "{out}"
+        );
+        assert_eq!(read(&out).unwrap().items, read(input).unwrap().items);
+    }
+
+    #[test]
+    fn other_layouts_are_re_emitted() {
+        for input in [
+            "{\"kind\": \"ResourceList\", \"items\": [{\"apiVersion\": \"v1\", \"kind\": \"ConfigMap\", \"metadata\": {\"name\": \"a\"}}]}",
+            "kind: ResourceList\nitems: [{apiVersion: v1, kind: ConfigMap, metadata: {name: a}}]\n",
+            "kind: ResourceList\r\nitems:\r\n- apiVersion: v1\r\n  kind: ConfigMap\r\n  metadata: {name: a}\r\n",
+            "kind: ResourceList\nitems:\n- &a\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n- *a\n",
+        ] {
+            let list = read(input).unwrap();
+            assert!(list.verbatim.is_none(), "{input:?}");
+            let out = write(list.clone(), None);
+            assert_eq!(read(&out).unwrap().items, list.items, "{input:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod issue9_f1 {
+    use crate::resource_list::{read, read_owned, str_at, write};
+
+    /// The real key is `items :`; a second top-level key `items:#x` starts like `items:` and
+    /// carries a ClusterRoleBinding. Only the ConfigMap is an item.
+    const SPOOF: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems :\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: harmless\nitems:#x:\n- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRoleBinding\n  metadata:\n    name: evil\n  roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: cluster-admin}\n  subjects: [{kind: User, name: mallory}]\n";
+
+    #[test]
+    fn issue9_f1_a_key_spelled_like_items_cannot_replace_an_item() {
+        for list in [
+            read(SPOOF).unwrap().into(),
+            read_owned(SPOOF.to_owned()).unwrap(),
+        ] {
+            let out = write(list, None);
+            assert!(!out.contains("ClusterRoleBinding"), "{out}");
+            let back = read(&out).unwrap();
+            assert_eq!(back.items.len(), 1, "{out}");
+            assert_eq!(str_at(&back.items[0], &["kind"]), "ConfigMap", "{out}");
+        }
+    }
+}
+
+/// For generated top-level layouts, what we write back parses to the items we read.
+#[cfg(test)]
+mod layout_properties {
+    use super::*;
+    use crate::resource_list::{Item, ResourceList, read, read_owned, write};
+    use proptest::prelude::*;
+    use std::fmt::Write as _;
+
+    #[derive(Debug, Clone)]
+    struct Layout {
+        /// How the `items` key is written.
+        key: &'static str,
+        /// Between `items:` and the first entry.
+        after_key: &'static str,
+        /// Column of the `-` markers (block style), or flow style.
+        indent: Option<usize>,
+        /// Per item: its name, whether it is written as a flow mapping, a comment before it,
+        /// whether it has a tricky scalar.
+        items: Vec<(u8, bool, bool, bool)>,
+        /// Other top-level entries and where `items` goes among them.
+        decoys: Vec<&'static str>,
+        items_position: usize,
+        /// An anchor in the header and an alias to it in the first item.
+        anchored: bool,
+    }
+
+    const KEYS: &[&str] = &[
+        "items:",
+        "items :",
+        "\"items\":",
+        "'items':",
+        "? items\n:",
+        "!!str items:",
+    ];
+    const AFTER_KEY: &[&str] = &["", " # comment", "\n# comment line", " !!seq", "\n\n"];
+    const DECOYS: &[&str] = &[
+        "apiVersion: config.kubernetes.io/v1",
+        "kind: ResourceList",
+        "items:#x:\n- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRoleBinding\n  metadata: {name: evil}",
+        "\"items:#y\":\n- {apiVersion: v1, kind: Secret, metadata: {name: evil}}",
+        "itemsx:\n- kind: Evil",
+        "note: \"items:\n  - kind: Evil\"",
+        "script: |\n  items:\n  - kind: Evil",
+        "functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: fc}",
+        "# items:\n# - kind: Evil",
+    ];
+
+    fn render(layout: &Layout) -> String {
+        let mut items_text = String::new();
+        let _ = write!(items_text, "{}{}", layout.key, layout.after_key);
+        match layout.indent {
+            None => {
+                items_text.push_str("\n  [");
+                for (i, (name, _, _, tricky)) in layout.items.iter().enumerate() {
+                    let sep = if i == 0 { "" } else { ", " };
+                    let data = if *tricky { ", data: {f: 'on'}" } else { "" };
+                    let _ = write!(
+                        items_text,
+                        "{sep}{{apiVersion: v1, kind: ConfigMap, metadata: {{name: n{name}}}{data}}}"
+                    );
+                }
+                items_text.push_str("]\n");
+            }
+            Some(col) => {
+                items_text.push('\n');
+                let pad = " ".repeat(col);
+                for (i, (name, flow, comment, tricky)) in layout.items.iter().enumerate() {
+                    if *comment {
+                        let _ = writeln!(items_text, "{pad}# before {name}\n");
+                    }
+                    let labels = if layout.anchored && i == 0 {
+                        ", labels: *l"
+                    } else {
+                        ""
+                    };
+                    if *flow {
+                        let data = if *tricky { ", data: {f: 'on'}" } else { "" };
+                        let _ = writeln!(
+                            items_text,
+                            "{pad}- {{apiVersion: v1, kind: ConfigMap, metadata: {{name: n{name}{labels}}}{data}}} # after"
+                        );
+                    } else {
+                        let _ = writeln!(
+                            items_text,
+                            "{pad}- apiVersion: v1\n{pad}  kind: ConfigMap\n{pad}  metadata: {{name: n{name}{labels}}}"
+                        );
+                        if *tricky {
+                            let _ = writeln!(
+                                items_text,
+                                "{pad}  data:\n{pad}    s: |\n{pad}      items:\n{pad}      - kind: Evil\n{pad}    q: \"a\n{pad}      b\""
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        let mut out = String::new();
+        if layout.anchored {
+            out.push_str("labels: &l {team: a}\n");
+        }
+        let position = layout.items_position.min(layout.decoys.len());
+        for (i, decoy) in layout.decoys.iter().enumerate() {
+            if i == position {
+                out.push_str(&items_text);
+            }
+            let _ = writeln!(out, "{decoy}");
+        }
+        if position == layout.decoys.len() {
+            out.push_str(&items_text);
+        }
+        if !layout.decoys.contains(&"kind: ResourceList") {
+            out.push_str("kind: ResourceList\n");
+        }
+        out
+    }
+
+    fn layout() -> impl Strategy<Value = Layout> {
+        (
+            prop::sample::select(KEYS),
+            prop::sample::select(AFTER_KEY),
+            prop_oneof![Just(None), (0usize..4).prop_map(Some)],
+            prop::collection::vec(
+                (any::<u8>(), any::<bool>(), any::<bool>(), any::<bool>()),
+                1..5,
+            ),
+            prop::sample::subsequence(DECOYS, 0..DECOYS.len()).prop_shuffle(),
+            0usize..8,
+            any::<bool>(),
+        )
+            .prop_map(
+                |(key, after_key, indent, items, decoys, items_position, anchored)| Layout {
+                    key,
+                    after_key,
+                    indent,
+                    items,
+                    decoys,
+                    items_position,
+                    anchored,
+                },
+            )
+    }
+
+    /// The pipeline reads skeletons' bodies when it needs them; here, all of them.
+    fn hydrated(mut list: ResourceList<Item>) -> Vec<Value> {
+        if let Some(v) = &list.verbatim {
+            for (item, range) in list.items.iter_mut().zip(&v.ranges) {
+                if let Some(full) = range.as_ref().and_then(|r| v.item_at(r)) {
+                    *item = Item::from(full);
+                }
+            }
+        }
+        list.items.into_iter().map(Item::into_value).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(768))]
+
+        #[test]
+        fn written_items_are_the_items_read(layout in layout()) {
+            let input = render(&layout);
+            let eager = read(&input);
+            let eager = eager.map_err(|e| TestCaseError::fail(format!("{e}\ninput:\n{input}")))?;
+            prop_assert_eq!(eager.items.len(), layout.items.len(), "input:\n{}", input);
+            let lazy = read_owned(input.clone()).unwrap();
+            prop_assert_eq!(&hydrated(lazy.clone()), &eager.items, "lazy read of:\n{}", input);
+            for list in [eager.clone().into(), lazy] {
+                let out = write::<Item>(list, None);
+                let back = read(&out).unwrap();
+                prop_assert_eq!(&back.items, &eager.items, "input:\n{}\noutput:\n{}", input, out);
+            }
+        }
+    }
+}
