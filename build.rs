@@ -23,12 +23,7 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
         if path.is_dir() {
             walk(root, &path, out);
         } else if path.is_file() {
-            let rel = path
-                .strip_prefix(root)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .replace('\\', "/");
-            out.push((rel, path));
+            out.push((catalog::relative_name(root, &path), path));
         }
     }
 }

@@ -238,12 +238,7 @@ fn collect_dir(
                 );
                 continue;
             }
-            let rel = path
-                .strip_prefix(root)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .replace('\\', "/");
-            out.push((rel, path));
+            out.push((crate::catalog::relative_name(root, &path), path));
         }
     }
     Ok(())

@@ -12,7 +12,10 @@ use krm_catalog::verify::sha256_hex;
 
 use crate::container::DOCKER_RUN;
 use crate::servers::{Registry, Server, Tls, tls};
-use crate::util::{TestContext, feed, have, root, skipped, stderr, stdout, succeed, test_name};
+use crate::util::{
+    TestContext, assert_fails_with, assert_output, assert_within, feed, have, root, skipped,
+    stderr, stdout, succeed, test_name,
+};
 
 pub(crate) const CATALOG: &str = "\
 apiVersion: kubara.io/v1alpha1
@@ -87,6 +90,11 @@ pub(crate) fn resource_list(catalog: &str, trusted: &[&str], extra: &str) -> Str
     )
 }
 
+/// What [`resource_list`] writes for `builtin`, and the same with `offline: true` beside it:
+/// `input.replace(ONLINE, OFFLINE)` is the same run offline.
+pub(crate) const ONLINE: &str = "    builtin: false\n";
+pub(crate) const OFFLINE: &str = "    builtin: false\n    offline: true\n";
+
 /// [`resource_list`] for the catalog at `url`, trusted by exactly that URL.
 pub(crate) fn trusted_url(url: &str) -> String {
     resource_list(&format!("{{url: \"{url}\"}}"), &[url], "")
@@ -153,10 +161,7 @@ fn https_file_pinned_then_offline_from_the_warm_cache_with_zero_requests() {
     let fetched = server.requests();
     assert_eq!(fetched, 1);
     // Warm and offline: the same output, and the server sees nothing.
-    let offline = input.replace(
-        "    builtin: false\n",
-        "    builtin: false\n    offline: true\n",
-    );
+    let offline = input.replace(ONLINE, OFFLINE);
     let again = env.run(&[], &offline);
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(
@@ -179,12 +184,7 @@ fn https_bundle_and_unpinned_urls() {
         &[],
         &resource_list(&format!("{{url: \"{url}\"}}"), &[&server.url("*")], ""),
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stdout(&out).contains("name: demo-from-bundle"),
-        "{}",
-        stdout(&out)
-    );
+    assert_output(&out, "name: demo-from-bundle");
 }
 
 #[test]
@@ -265,11 +265,9 @@ fn https_5xx_is_retried_and_a_hanging_server_times_out() {
         &trusted_url(&url),
         &[("KRM_CATALOG_HTTP_RETRIES", "1")],
     );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("HTTP 503 Service Unavailable (gave up after 2 attempts; try again later, or raise KRM_CATALOG_HTTP_RETRIES)"),
-        "{}",
-        stderr(&out)
+    assert_fails_with(
+        &out,
+        "HTTP 503 Service Unavailable (gave up after 2 attempts; try again later, or raise KRM_CATALOG_HTTP_RETRIES)",
     );
     let url = server.url("hang/catalog.yaml");
     let started = Instant::now();
@@ -281,17 +279,8 @@ fn https_5xx_is_retried_and_a_hanging_server_times_out() {
             ("KRM_CATALOG_HTTP_RETRIES", "0"),
         ],
     );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("no answer within 1s"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "took {:?}",
-        started.elapsed()
-    );
+    assert_fails_with(&out, "no answer within 1s");
+    assert_within(started, Duration::from_secs(10));
 }
 
 #[test]
@@ -303,10 +292,7 @@ fn offline_with_an_empty_cache_lists_what_it_could_not_prove() {
         "",
     );
     let input = input.replace("    - {url: \"https://catalogs.invalid/a.yaml\"}\n", "    - {url: \"https://catalogs.invalid/a.yaml\"}\n    - {oci: \"registry.invalid/c:v1\"}\n");
-    let input = input.replace(
-        "    builtin: false\n",
-        "    builtin: false\n    offline: true\n",
-    );
+    let input = input.replace(ONLINE, OFFLINE);
     let out = env.run(&[], &input);
     assert_eq!(out.status.code(), Some(1));
     let text = stderr(&out);
@@ -335,11 +321,7 @@ fn a_network_less_run_fails_fast_and_says_how_to_prepare_a_cache() {
             && text.contains("krm-catalog catalog pull https://127.0.0.1:1/catalog.yaml"),
         "{text}"
     );
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "took {:?}",
-        started.elapsed()
-    );
+    assert_within(started, Duration::from_secs(10));
 }
 
 #[test]
@@ -426,10 +408,7 @@ fn oci_artifacts_by_tag_and_by_digest() {
         &[&trusted],
         "",
     )
-    .replace(
-        "    builtin: false\n",
-        "    builtin: false\n    offline: true\n",
-    );
+    .replace(ONLINE, OFFLINE);
     let out = pulled.run(&[], &input);
     assert!(out.status.success(), "{}", stderr(&out));
 }
@@ -459,8 +438,7 @@ fn oci_registry_5xx_is_retried() {
             "",
         ),
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("greeting: hello"), "{}", stdout(&out));
+    assert_output(&out, "greeting: hello");
     let log = proxy.log();
     assert!(
         log.lines().filter(|l| l.contains("/manifests/")).count() >= 3,
@@ -482,22 +460,19 @@ fn resolution_order_builtin_local_remote_inline() {
         local.display()
     );
     let out = env.run(&[], &resource_list(&catalogs, &[&url], ""));
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains(&format!(
+    assert_fails_with(
+        &out,
+        &format!(
             "service definition \"remote-app\" already exists in catalog {}",
             local.display()
-        )),
-        "{}",
-        stderr(&out)
+        ),
     );
     // ...and with catalogOverwrite the later (remote) catalog wins.
     let out = env.run(
         &[],
         &resource_list(&catalogs, &[&url], "    catalogOverwrite: true\n"),
     );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("greeting: hello"), "{}", stdout(&out));
+    assert_output(&out, "greeting: hello");
     // An inline definition comes last of all and, with catalogOverwrite, replaces the remote one.
     let inline = "- apiVersion: kubara.io/v1alpha1\n  kind: ServiceDefinition\n  metadata:\n    name: remote-app\n  spec:\n    chartPath: remote-app\n    status: enabled\n    templates:\n      cm.yaml.j2: |\n        apiVersion: v1\n        kind: ConfigMap\n        metadata:\n          name: inline-wins\nfunctionConfig:";
     let input = resource_list(&catalogs, &[&url], "    catalogOverwrite: true\n").replacen(
@@ -552,11 +527,7 @@ fn network_less_container_uses_a_mounted_cache() {
     let started = Instant::now();
     let out = docker(None);
     assert_eq!(out.status.code(), Some(1));
-    assert!(
-        started.elapsed() < Duration::from_secs(15),
-        "took {:?}",
-        started.elapsed()
-    );
+    assert_within(started, Duration::from_secs(15));
     assert!(
         stderr(&out).contains(&format!("krm-catalog catalog pull {url}")),
         "{}",
@@ -573,6 +544,5 @@ fn network_less_container_uses_a_mounted_cache() {
         .arg(pulling.cache())
         .status();
     let out = docker(Some(pulling.cache()));
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(stdout(&out).contains("greeting: hello"), "{}", stdout(&out));
+    assert_output(&out, "greeting: hello");
 }

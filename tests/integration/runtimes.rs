@@ -13,6 +13,7 @@ use std::process::{Command, Output, Stdio};
 use krm_catalog::remote::archive;
 use krm_catalog::verify::sha256_hex;
 
+use crate::remote::{OFFLINE, ONLINE};
 use crate::servers::{Registry, Server, Tls, tls};
 use crate::util::{TestContext, have, root, skipped, stderr, stdout, succeed, test_name};
 
@@ -164,10 +165,7 @@ fn exec_runtimes_from_file_and_https_plain_and_archived() {
         assert_ran(&pkg.run(&[], &input("Echo", RUN_EXEC)));
         assert_eq!(server.requests(), before + 1, "{file}: one download");
         // Warm cache: offline, and no request at all.
-        let offline = input("Echo", RUN_EXEC).replace(
-            "    builtin: false\n",
-            "    builtin: false\n    offline: true\n",
-        );
+        let offline = input("Echo", RUN_EXEC).replace(ONLINE, OFFLINE);
         assert_ran(&pkg.run(&[], &offline));
         assert_eq!(
             server.requests(),

@@ -143,6 +143,36 @@ pub fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
+/// The run succeeded and wrote `needle` on stdout.
+#[track_caller]
+pub fn assert_output(out: &Output, needle: &str) {
+    assert!(out.status.success(), "{}", stderr(out));
+    assert!(
+        stdout(out).contains(needle),
+        "no {needle:?} in:\n{}",
+        stdout(out)
+    );
+}
+
+/// The run failed (exit 1) and said `needle` on stderr.
+#[track_caller]
+pub fn assert_fails_with(out: &Output, needle: &str) {
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(out));
+    assert!(
+        stderr(out).contains(needle),
+        "no {needle:?} in:\n{}",
+        stderr(out)
+    );
+}
+
+/// What began at `started` ended within `limit`: it failed fast instead of waiting out a
+/// timeout.
+#[track_caller]
+pub fn assert_within(started: Instant, limit: Duration) {
+    let took = started.elapsed();
+    assert!(took < limit, "took {took:?}");
+}
+
 /// Whether an external tool is on PATH; prints a visible skip line for `test` when it is not.
 pub fn have(tool: &str, test: &str) -> bool {
     let found = std::env::var_os("PATH")

@@ -63,21 +63,27 @@ pub fn lint_only(
         // `default_config_problems`). Values a user must choose (required, no default) are
         // then filled from their schema `example`s, so the templates are still rendered;
         // without examples there is nothing to render with, and the warning says so.
-        let defaults_only = json!({"status": "enabled"});
-        let prepared = match instance::prepare(
-            schemas,
-            &service.definition,
-            &defaults_only,
-            &FieldPath::root(),
-            instance::UnknownFields::Strict,
-        ) {
+        let prepare = |request: &Value| {
+            instance::prepare(
+                schemas,
+                &service.definition,
+                request,
+                &FieldPath::root(),
+                instance::UnknownFields::Strict,
+            )
+        };
+        let report = |problems: &[Problem]| {
+            default_config_problems(&label, service, problems)
+                .into_iter()
+                .map(located)
+        };
+        let prepared = match prepare(&json!({"status": "enabled"})) {
             Ok(p) => p,
             Err(instance::Rejected {
                 errors: problems, ..
             }) => {
-                let found = default_config_problems(&label, service, &problems);
                 let only_missing = problems.iter().all(|p| p.message == "Required value");
-                errors.extend(found.into_iter().map(located));
+                errors.extend(report(&problems));
                 let example = service
                     .definition
                     .config_schema
@@ -86,23 +92,12 @@ pub fn lint_only(
                 let (true, Some(config)) = (only_missing, example) else {
                     continue;
                 };
-                let with_examples = json!({"status": "enabled", "config": config});
-                match instance::prepare(
-                    schemas,
-                    &service.definition,
-                    &with_examples,
-                    &FieldPath::root(),
-                    instance::UnknownFields::Strict,
-                ) {
+                match prepare(&json!({"status": "enabled", "config": config})) {
                     Ok(p) => p,
                     Err(instance::Rejected {
                         errors: problems, ..
                     }) => {
-                        errors.extend(
-                            default_config_problems(&label, service, &problems)
-                                .into_iter()
-                                .map(located),
-                        );
+                        errors.extend(report(&problems));
                         continue;
                     }
                 }

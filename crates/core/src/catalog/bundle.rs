@@ -296,6 +296,13 @@ impl Loader {
         self.errors.push(e);
     }
 
+    /// [`Self::error`] for each problem a document reader found.
+    fn problems(&mut self, file: Option<&str>, item: Option<usize>, problems: Vec<Problem>) {
+        for Problem { path, message } in problems {
+            self.error(file, item, path, message);
+        }
+    }
+
     fn digest_file(&mut self, name: &str, bytes: &[u8]) {
         self.hasher.update(name.as_bytes());
         self.hasher.update([0]);
@@ -392,11 +399,7 @@ impl Loader {
                     item,
                 });
             }
-            Err(problems) => {
-                for Problem { path, message } in problems {
-                    self.error(file, item, &path, message);
-                }
-            }
+            Err(problems) => self.problems(file, item, problems),
         }
     }
 
@@ -413,31 +416,13 @@ impl Loader {
                         item,
                     }));
             }
-            Err(problems) => {
-                for Problem { path, message } in problems {
-                    self.error(file, item, &path, message);
-                }
-            }
+            Err(problems) => self.problems(file, item, problems),
         }
     }
 
     fn read_kubara_catalog(&mut self, file: Option<&str>, item: Option<usize>, doc: &Value) {
         let mut problems = Vec::new();
-        let mut r = Reader::new(doc, "", &mut problems);
-        r.deny_unknown(&["apiVersion", "kind", "metadata", "spec"]);
-        if r.string("apiVersion").as_deref() != Some(KUBARA_API_VERSION) {
-            r.problem(
-                "apiVersion",
-                format!("apiVersion must be \"{KUBARA_API_VERSION}\""),
-            );
-        }
-        let metadata = doc.get("metadata").cloned().unwrap_or(Value::Null);
-        let spec = doc.get("spec").cloned().unwrap_or(Value::Null);
-        let mut m = Reader::new(&metadata, "metadata", &mut problems);
-        m.deny_unknown(&["name", "labels", "annotations"]);
-        let name = m.string("name");
-        m.string_map("labels");
-        m.string_map("annotations");
+        let (name, spec) = super::read_frame(doc, KUBARA_API_VERSION, &mut problems);
         let mut s = Reader::new(&spec, "spec", &mut problems);
         // `standardPattern` is our extension (kubara catalogs bring no templates/).
         s.deny_unknown(&["version", "standardPattern"]);
@@ -481,9 +466,7 @@ impl Loader {
             self.version = version;
             self.standard_pattern = standard_pattern;
         }
-        for Problem { path, message } in problems {
-            self.error(file, item, &path, message);
-        }
+        self.problems(file, item, problems);
     }
 
     fn add_template(&mut self, name: &str, bytes: &[u8], item: Option<usize>) {

@@ -133,21 +133,7 @@ pub fn is_kep_catalog(doc: &Value) -> bool {
 /// Read a KEP catalog document: its name and its functions. Returns every problem.
 pub fn parse(doc: &Value) -> Result<(Option<String>, Vec<Function>), Vec<Problem>> {
     let mut problems = Vec::new();
-    let mut r = Reader::new(doc, "", &mut problems);
-    r.deny_unknown(&["apiVersion", "kind", "metadata", "spec"]);
-    if r.string("apiVersion").as_deref() != Some(API_VERSION) {
-        r.problem(
-            "apiVersion",
-            format!("apiVersion must be \"{API_VERSION}\""),
-        );
-    }
-    let metadata = doc.get("metadata").cloned().unwrap_or(Value::Null);
-    let spec = doc.get("spec").cloned().unwrap_or(Value::Null);
-    let mut m = Reader::new(&metadata, "metadata", &mut problems);
-    m.deny_unknown(&["name", "labels", "annotations"]);
-    let name = m.string("name");
-    m.string_map("labels");
-    m.string_map("annotations");
+    let (name, spec) = super::read_frame(doc, API_VERSION, &mut problems);
     let mut s = Reader::new(&spec, "spec", &mut problems);
     s.deny_unknown(&["krmFunctions"]);
     let mut functions = Vec::new();
@@ -536,6 +522,15 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The problems of a document that does not parse, as printed.
+    fn messages(doc: &Value) -> Vec<String> {
+        parse(doc)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
     fn doc(functions: &Value) -> Value {
         json!({"apiVersion": API_VERSION, "kind": "KRMFunctionCatalog", "metadata": {"name": "c"}, "spec": {"krmFunctions": functions}})
     }
@@ -578,11 +573,7 @@ mod tests {
             &json!([{"group": "example.com", "names": {"kind": "X"}, "versoins": [], "versions": [
             {"name": "v1", "runtime": {"container": {"image": "x"}}}]}]),
         );
-        let msgs: Vec<String> = parse(&d)
-            .unwrap_err()
-            .into_iter()
-            .map(|p| p.to_string())
-            .collect();
+        let msgs = messages(&d);
         assert!(
             msgs.iter().any(|m| m.contains(
                 "unknown field \"spec.krmFunctions[0].versoins\" (did you mean \"versions\"?)"
@@ -607,11 +598,7 @@ mod tests {
         let missing = doc(
             &json!([{"group": "example.com", "names": {"kind": "J"}, "versions": [{"name": "v1"}]}]),
         );
-        let msgs: Vec<String> = parse(&missing)
-            .unwrap_err()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let msgs = messages(&missing);
         assert_eq!(
             msgs,
             [
@@ -635,11 +622,7 @@ mod tests {
             &json!([{"group": "example.com", "kind": "SetLogger", "names": {"kind": "SetLogs"},
             "versions": [{"name": "v1", "runtime": {"container": {"image": "x"}}}]}]),
         );
-        let msgs: Vec<String> = parse(&disagree)
-            .unwrap_err()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let msgs = messages(&disagree);
         assert_eq!(
             msgs,
             [
@@ -661,11 +644,7 @@ mod tests {
         );
         let bad = doc(&json!([{"group": "example.com", "names": {"kind": "G"},
             "versions": [{"name": "v1", "runtime": {"starlark": {"sha256": "x"}}}]}]));
-        let msgs: Vec<String> = parse(&bad)
-            .unwrap_err()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let msgs = messages(&bad);
         assert_eq!(
             msgs,
             ["spec.krmFunctions[0].versions[0].runtime.starlark: must set path or url"]
@@ -677,11 +656,7 @@ mod tests {
     fn issue8_a3c_a_bad_exec_platform_entry_is_reported_once() {
         let bad = doc(&json!([{"group": "example.com", "names": {"kind": "G"},
             "versions": [{"name": "v1", "runtime": {"exec": {"platforms": ["fn-linux-amd64"]}}}]}]));
-        let msgs: Vec<String> = parse(&bad)
-            .unwrap_err()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let msgs = messages(&bad);
         assert_eq!(
             msgs,
             [

@@ -98,6 +98,49 @@ pub struct Catalog {
     holders: BTreeMap<String, BTreeSet<usize>>,
 }
 
+/// Where one bundle's chart files (templates and static manifests) go in the merged catalog.
+struct ChartFiles<'a> {
+    holders: &'a mut BTreeMap<String, BTreeSet<usize>>,
+    bundles: &'a [BundleInfo],
+    /// The bundle's label and index.
+    label: &'a str,
+    index: usize,
+    overwrite: bool,
+}
+
+impl ChartFiles<'_> {
+    /// Add the file `name` (a `noun`: template or manifest) to `files`; a file of the same name
+    /// from an earlier bundle is a conflict unless `catalogOverwrite` lets this one replace it.
+    fn add<T>(
+        &mut self,
+        files: &mut BTreeMap<String, (T, usize)>,
+        noun: &str,
+        name: String,
+        file: T,
+    ) -> Option<CatalogError> {
+        if let Some((_, prev)) = files.get(&name)
+            && !self.overwrite
+        {
+            let prev_label = self.bundles[*prev].origin.label();
+            return Some(
+                CatalogError::new(
+                    self.label,
+                    format!(
+                        "{noun} \"{name}\" already exists in {prev_label}; set catalogOverwrite: true to replace it"
+                    ),
+                )
+                .in_file(name),
+            );
+        }
+        self.holders
+            .entry(name.clone())
+            .or_default()
+            .insert(self.index);
+        files.insert(name, (file, self.index));
+        None
+    }
+}
+
 impl Catalog {
     /// Merge bundles in resolution order. Later bundles may replace earlier entries only when
     /// `overwrite` is set; otherwise every collision is an error.
@@ -159,6 +202,13 @@ impl Catalog {
                     },
                 );
             }
+            let mut chart = ChartFiles {
+                holders: &mut catalog.holders,
+                bundles: &catalog.bundles,
+                label: &label,
+                index,
+                overwrite,
+            };
             let mut pattern = BTreeMap::new();
             for (name, text) in bundle.templates {
                 if name.starts_with("templates/") {
@@ -175,41 +225,11 @@ impl Catalog {
                     pattern.insert(name, text);
                     continue;
                 }
-                if let Some((_, prev)) = catalog.templates.get(&name)
-                    && !overwrite
-                {
-                    let prev_label = catalog.bundles[*prev].origin.label();
-                    errors.push(
-                            CatalogError::new(&label, format!("template \"{name}\" already exists in {prev_label}; set catalogOverwrite: true to replace it"))
-                                .in_file(name.clone()),
-                        );
-                    continue;
-                }
-                catalog
-                    .holders
-                    .entry(name.clone())
-                    .or_default()
-                    .insert(index);
-                catalog.templates.insert(name, (text, index));
+                errors.extend(chart.add(&mut catalog.templates, "template", name, text));
             }
             catalog.patterns.push(pattern);
             for (name, file) in bundle.statics {
-                if let Some((_, prev)) = catalog.statics.get(&name)
-                    && !overwrite
-                {
-                    let prev_label = catalog.bundles[*prev].origin.label();
-                    errors.push(
-                            CatalogError::new(&label, format!("manifest \"{name}\" already exists in {prev_label}; set catalogOverwrite: true to replace it"))
-                                .in_file(name.clone()),
-                        );
-                    continue;
-                }
-                catalog
-                    .holders
-                    .entry(name.clone())
-                    .or_default()
-                    .insert(index);
-                catalog.statics.insert(name, (file, index));
+                errors.extend(chart.add(&mut catalog.statics, "manifest", name, file));
             }
             catalog.bundles.push(BundleInfo {
                 origin: bundle.origin,

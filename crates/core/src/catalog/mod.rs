@@ -14,8 +14,12 @@ pub use bundle::{Bundle, DefinitionEntry, FunctionEntry, Origin, StaticFile};
 pub use merge::{BundleInfo, Catalog, Kind, Service, TemplateRef};
 
 use std::fmt;
+use std::path::Path;
+
+use serde_json::Value;
 
 use crate::diagnostics::{FieldPath, Severity};
+use crate::strict::{Problem, Reader};
 
 /// Catalog documents that name a catalog root (kubara `Catalog`).
 pub const KUBARA_CATALOG_KIND: &str = "Catalog";
@@ -113,4 +117,41 @@ pub fn is_partial(name: &str) -> bool {
     name.rsplit('/')
         .next()
         .is_some_and(|base| base.starts_with('_'))
+}
+
+/// The name of a file below `root` as catalogs and packages name their files: the path
+/// relative to `root` with `/` separators on every platform (the path itself when it is not
+/// below `root`).
+pub fn relative_name(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// Read what every catalog document (KEP-2906 and kubara `Catalog`) has around its `spec`:
+/// no top-level field but `apiVersion`, `kind`, `metadata` and `spec`, `apiVersion` equal to
+/// `api_version`, and `metadata` of `name`, `labels` and `annotations`. Returns the name and
+/// the `spec` (null when absent), whose fields are the caller's.
+fn read_frame(
+    doc: &Value,
+    api_version: &str,
+    problems: &mut Vec<Problem>,
+) -> (Option<String>, Value) {
+    let mut r = Reader::new(doc, "", problems);
+    r.deny_unknown(&["apiVersion", "kind", "metadata", "spec"]);
+    if r.string("apiVersion").as_deref() != Some(api_version) {
+        r.problem(
+            "apiVersion",
+            format!("apiVersion must be \"{api_version}\""),
+        );
+    }
+    let metadata = doc.get("metadata").cloned().unwrap_or(Value::Null);
+    let spec = doc.get("spec").cloned().unwrap_or(Value::Null);
+    let mut m = Reader::new(&metadata, "metadata", problems);
+    m.deny_unknown(&["name", "labels", "annotations"]);
+    let name = m.string("name");
+    m.string_map("labels");
+    m.string_map("annotations");
+    (name, spec)
 }

@@ -1,13 +1,14 @@
 //! Conversion of a CRD schema to a JSON Schema (draft 7) that behaves like the kube-openapi
 //! validator.
 //!
-//! Imports `formats`.
+//! Imports `structural` and `formats`.
 
 use std::collections::BTreeSet;
 
 use serde_json::{Map, Value};
 
 use super::formats::{FORMAT_PREFIX, string_format};
+use super::structural::map_subschemas;
 
 /// Convert a (checked) CRD schema to JSON Schema. Also used for whole generated schemas.
 ///
@@ -50,45 +51,10 @@ fn convert(v: &Value) -> Value {
                 out.insert("exclusiveMaximum".to_owned(), val.clone());
             }
             "exclusiveMinimum" | "exclusiveMaximum" if val.is_boolean() => {}
-            "properties" | "$defs" | "definitions" | "patternProperties" => {
-                out.insert(k.clone(), convert_map(val));
-            }
-            "dependencies" => {
-                let converted = match val {
-                    Value::Object(deps) => Value::Object(
-                        deps.iter()
-                            .map(|(dk, dv)| {
-                                (
-                                    dk.clone(),
-                                    if dv.is_object() {
-                                        convert(dv)
-                                    } else {
-                                        dv.clone()
-                                    },
-                                )
-                            })
-                            .collect(),
-                    ),
-                    _ => val.clone(),
-                };
-                out.insert(k.clone(), converted);
-            }
-            "additionalProperties"
-            | "additionalItems"
-            | "not"
-            | "contains"
-            | "propertyNames"
-            | "if"
-            | "then"
-            | "else"
-            | "items"
-            | "allOf"
-            | "anyOf"
-            | "oneOf" => {
-                out.insert(k.clone(), convert_schema_or_list(val));
-            }
+            // Subschemas are converted too; anything else passes through.
             _ => {
-                out.insert(k.clone(), val.clone());
+                let converted = map_subschemas(k, val, convert).unwrap_or_else(|| val.clone());
+                out.insert(k.clone(), converted);
             }
         }
     }
@@ -117,20 +83,6 @@ fn insert_format(out: &mut Map<String, Value>, val: &Value, types: &BTreeSet<Str
     };
     if let Some(name) = convert_format(f, types) {
         out.insert("format".to_owned(), Value::String(name));
-    }
-}
-
-fn convert_map(v: &Value) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(m.iter().map(|(k, s)| (k.clone(), convert(s))).collect()),
-        _ => v.clone(),
-    }
-}
-
-fn convert_schema_or_list(v: &Value) -> Value {
-    match v {
-        Value::Array(a) => Value::Array(a.iter().map(convert).collect()),
-        _ => convert(v),
     }
 }
 

@@ -127,6 +127,7 @@ fn is_non_nullable_null(v: &Value, s: Option<&Structural>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::testutil::{corpus_cert_manager, corpus_velero};
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
@@ -476,40 +477,11 @@ mod tests {
     // --- Corpus (kubara-io/catalogs@e383e84 general/services) ---
 
     fn cert_manager() -> Structural {
-        st(json!({
-            "type": "object",
-            "required": ["clusterIssuer"],
-            "properties": {"clusterIssuer": {
-                "type": "object",
-                "default": {},
-                "required": ["name", "email", "server"],
-                "properties": {
-                    "name": {"type": "string", "default": "letsencrypt-staging", "minLength": 1},
-                    "email": {"type": "string", "format": "email", "default": "yourname@your-domain.de"},
-                    "server": {"type": "string", "format": "uri",
-                        "default": "https://acme-staging-v02.api.letsencrypt.org/directory"}
-                }
-            }}
-        }))
+        st(corpus_cert_manager())
     }
 
     fn velero() -> Structural {
-        st(json!({
-            "type": "object",
-            "properties": {
-                "backupMode": {"type": "string", "default": "fs-backup",
-                    "enum": ["fs-backup", "csi-snapshot", "csi-data-mover"],
-                    "description": "Volume backup strategy."},
-                "backupStorage": {"type": "object", "default": {},
-                    "description": "Backup storage configuration.",
-                    "properties": {
-                        "create": {"type": "boolean", "default": true},
-                        "bucketName": {"type": "string", "minLength": 1},
-                        "region": {"type": "string", "default": "eu01", "minLength": 1},
-                        "s3Url": {"type": "string", "format": "uri", "description": "S3-compatible endpoint URL."}
-                    }}
-            }
-        }))
+        st(corpus_velero())
     }
 
     #[test]

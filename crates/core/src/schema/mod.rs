@@ -13,7 +13,7 @@
 //! - `duration`, `email`: Go `time.ParseDuration` and `net/mail.ParseAddress`;
 //! - `formats`: the Kubernetes string formats (uses `duration`, `email`);
 //! - `defaulting`, `prune`: structural defaulting and pruning (use `structural`);
-//! - `convert`: CRD schema → JSON Schema (uses `formats`);
+//! - `convert`: CRD schema → JSON Schema (uses `structural`, `formats`);
 //! - `validate`: compile and map errors to field errors (uses `structural`, `formats`, `goregex`);
 //! - `decode`: one node read like `JSONSchemaProps`, the problem collector (uses `structural`,
 //!   `goregex`);
@@ -124,56 +124,6 @@ mod tests {
     use super::testutil::*;
     use super::*;
     use serde_json::json;
-
-    // --- Corpus (kubara-io/catalogs@e383e84 general/services/*.yaml configSchema) ---
-
-    fn corpus_cert_manager() -> Value {
-        json!({
-            "type": "object",
-            "required": ["clusterIssuer"],
-            "properties": {"clusterIssuer": {
-                "type": "object",
-                "default": {},
-                "required": ["name", "email", "server"],
-                "properties": {
-                    "name": {"type": "string", "default": "letsencrypt-staging", "minLength": 1},
-                    "email": {"type": "string", "format": "email", "default": "yourname@your-domain.de"},
-                    "server": {"type": "string", "format": "uri", "default": "https://acme-staging-v02.api.letsencrypt.org/directory"}
-                }
-            }}
-        })
-    }
-
-    fn corpus_velero() -> Value {
-        json!({
-            "type": "object",
-            "properties": {
-                "backupMode": {"type": "string", "default": "fs-backup", "enum": ["fs-backup", "csi-snapshot", "csi-data-mover"],
-                    "description": "Volume backup strategy. fs-backup uses file-system backups via the node agent. csi-snapshot uses CSI snapshots. csi-data-mover uses CSI snapshots and moves snapshot data to object storage."},
-                "backupStorage": {"type": "object", "default": {},
-                    "description": "Backup storage configuration. Set create to true to let kubara create the backup bucket and credentials where supported. Set create to false to use an existing S3-compatible bucket. Set s3Url explicitly to the S3-compatible endpoint Velero should use.",
-                    "properties": {
-                        "create": {"type": "boolean", "default": true},
-                        "bucketName": {"type": "string", "minLength": 1},
-                        "region": {"type": "string", "default": "eu01", "minLength": 1},
-                        "s3Url": {"type": "string", "format": "uri", "description": "S3-compatible endpoint URL used by Velero. Must be set when Velero is enabled."}
-                    }}
-            }
-        })
-    }
-
-    fn corpus_metallb() -> Value {
-        json!({
-            "type": "object",
-            "required": ["publicLoadBalancerIPs", "loadBalancerAddressPool"],
-            "properties": {
-                "publicLoadBalancerIPs": {"type": "string",
-                    "description": "Specifies a comma-separated list of IPs to be used for public DNS record targets https://kubernetes-sigs.github.io/external-dns/latest/docs/annotations/annotations/#external-dnsalphakubernetesiotarget"},
-                "loadBalancerAddressPool": {"type": "array", "items": {"type": "string"},
-                    "description": "MetalLB will allocate IPs from any configured address pool with free addresses. https://metallb.universe.tf/configuration/_advanced_ipaddresspool_configuration/"}
-            }
-        })
-    }
 
     #[test]
     fn corpus_schemas_parse_cleanly() {

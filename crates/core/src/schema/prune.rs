@@ -2,7 +2,7 @@
 //!
 //! Imports `structural`.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::structural::Structural;
 use crate::diagnostics::FieldPath;
@@ -45,26 +45,7 @@ fn prune_rec(
                 m.clear();
                 return;
             };
-            let embedded = s.x_embedded_resource || force_embedded;
-            let mut unknown = Vec::new();
-            for (k, v) in m.iter_mut() {
-                if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
-                    if k == "metadata" {
-                        prune_object_meta(v, path, removed);
-                    }
-                    continue;
-                }
-                path.push_key(k.clone());
-                if let Some(prop) = s.property(k) {
-                    prune_rec(v, Some(prop), false, path, removed);
-                } else if let Some(ap) = &s.additional_properties {
-                    prune_rec(v, ap.schema(), false, path, removed);
-                } else {
-                    unknown.push(k.clone());
-                }
-                path.pop();
-            }
-            for k in unknown {
+            for k in prune_fields(m, s, force_embedded, path, removed) {
                 removed.push(path.key(k.clone()));
                 // shift_remove keeps the order of the remaining keys.
                 m.shift_remove(&k);
@@ -82,6 +63,38 @@ fn prune_rec(
     }
 }
 
+/// Prune inside each field of `m` that `s` declares (a property, or `additionalProperties`
+/// with a schema); an embedded resource's `metadata` is pruned as `ObjectMeta`. Returns the
+/// fields `s` declares nothing for: the caller removes or keeps them.
+fn prune_fields(
+    m: &mut Map<String, Value>,
+    s: &Structural,
+    force_embedded: bool,
+    path: &mut FieldPath,
+    removed: &mut Vec<FieldPath>,
+) -> Vec<String> {
+    let embedded = s.x_embedded_resource || force_embedded;
+    let mut unknown = Vec::new();
+    for (k, v) in m.iter_mut() {
+        if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
+            if k == "metadata" {
+                prune_object_meta(v, path, removed);
+            }
+            continue;
+        }
+        path.push_key(k.clone());
+        if let Some(prop) = s.property(k) {
+            prune_rec(v, Some(prop), false, path, removed);
+        } else if let Some(ap) = &s.additional_properties {
+            prune_rec(v, ap.schema(), false, path, removed);
+        } else {
+            unknown.push(k.clone());
+        }
+        path.pop();
+    }
+    unknown
+}
+
 /// `skipPrune`: keep unknown fields here, but prune inside what the schema declares.
 fn skip_prune(
     x: &mut Value,
@@ -92,22 +105,8 @@ fn skip_prune(
 ) {
     match x {
         Value::Object(m) => {
-            let embedded = s.x_embedded_resource || force_embedded;
-            for (k, v) in m.iter_mut() {
-                if embedded && matches!(k.as_str(), "apiVersion" | "kind" | "metadata") {
-                    if k == "metadata" {
-                        prune_object_meta(v, path, removed);
-                    }
-                    continue;
-                }
-                path.push_key(k.clone());
-                if let Some(prop) = s.property(k) {
-                    prune_rec(v, Some(prop), false, path, removed);
-                } else if let Some(ap) = &s.additional_properties {
-                    prune_rec(v, ap.schema(), false, path, removed);
-                }
-                path.pop();
-            }
+            // The fields the schema does not declare stay.
+            prune_fields(m, s, force_embedded, path, removed);
         }
         Value::Array(a) => {
             if let Some(items) = s.items.as_deref() {

@@ -9,6 +9,40 @@ use serde_json::Value;
 
 use crate::diagnostics::FieldPath;
 
+/// A JSON Schema (draft 7) keyword's value with `f` applied to each subschema it holds: a map
+/// of schemas (`properties`, `dependencies`, ...), or a schema or list of schemas (`items`,
+/// `allOf`, ...). `None` when the keyword holds no subschema. What the conversion and the
+/// compiler's pattern rewrite both walk, so they descend into the same places.
+pub(super) fn map_subschemas(key: &str, value: &Value, f: fn(&Value) -> Value) -> Option<Value> {
+    match key {
+        // `dependencies` values may also be lists of names; `f` leaves non-objects as they are.
+        "properties" | "patternProperties" | "definitions" | "$defs" | "dependencies" => {
+            Some(match value {
+                Value::Object(m) => {
+                    Value::Object(m.iter().map(|(k, s)| (k.clone(), f(s))).collect())
+                }
+                other => other.clone(),
+            })
+        }
+        "items"
+        | "additionalItems"
+        | "additionalProperties"
+        | "not"
+        | "contains"
+        | "propertyNames"
+        | "if"
+        | "then"
+        | "else"
+        | "allOf"
+        | "anyOf"
+        | "oneOf" => Some(match value {
+            Value::Array(a) => Value::Array(a.iter().map(f).collect()),
+            other => f(other),
+        }),
+        _ => None,
+    }
+}
+
 /// `additionalProperties` of a structural schema: a boolean or a schema.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AdditionalProperties {

@@ -12,7 +12,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::formats::{FORMAT_PREFIX, STRING_FORMATS};
-use super::structural::{FieldError, quote};
+use super::structural::{FieldError, map_subschemas, quote};
 use crate::diagnostics::FieldPath;
 use crate::suggest;
 
@@ -51,37 +51,13 @@ fn with_go_patterns(v: &Value) -> Value {
     let Value::Object(m) = v else {
         return v.clone();
     };
-    let schemas = |v: &Value| match v {
-        Value::Array(a) => Value::Array(a.iter().map(with_go_patterns).collect()),
-        other => with_go_patterns(other),
-    };
-    let schema_map = |v: &Value| match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .map(|(k, s)| (k.clone(), with_go_patterns(s)))
-                .collect(),
-        ),
-        other => other.clone(),
-    };
     m.iter()
         .map(|(k, val)| match k.as_str() {
             "pattern" if val.is_string() => (GO_PATTERN_KEYWORD.to_owned(), val.clone()),
-            "properties" | "patternProperties" | "definitions" | "$defs" | "dependencies" => {
-                (k.clone(), schema_map(val))
-            }
-            "items"
-            | "additionalItems"
-            | "additionalProperties"
-            | "not"
-            | "contains"
-            | "propertyNames"
-            | "if"
-            | "then"
-            | "else"
-            | "allOf"
-            | "anyOf"
-            | "oneOf" => (k.clone(), schemas(val)),
-            _ => (k.clone(), val.clone()),
+            _ => (
+                k.clone(),
+                map_subschemas(k, val, with_go_patterns).unwrap_or_else(|| val.clone()),
+            ),
         })
         .collect::<Map<String, Value>>()
         .into()
