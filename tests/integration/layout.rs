@@ -1,6 +1,7 @@
 //! The module map in DEVELOPERS.md is the code's: every top-level module of both crates is in
-//! it, imports only what its line allows, the allowed imports form no cycle, and no file holds
-//! more than 800 lines of code before its tests (issue 10, "One house").
+//! it, imports only what its line allows, the allowed imports form no cycle, the files of a
+//! folder import each other without a cycle, and no file holds more than 800 lines of code
+//! before its tests (issue 10, "One house").
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -195,4 +196,90 @@ fn issue10_no_file_holds_more_than_800_lines_of_code() {
         "files over {MAX_CODE_LINES} lines of code (split them by concern):\n{}",
         long.join("\n")
     );
+}
+
+/// The first path segments a piece of code names after `prefix` (`super::`, `crate::dir::`):
+/// `prefix::a::…` gives `a`, `prefix::{a, b::c}` gives `a` and `b`.
+fn names_after(code: &str, prefix: &str) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = BTreeSet::new();
+    let mut rest = code;
+    while let Some(i) = rest.find(prefix) {
+        let before = rest[..i].chars().next_back();
+        rest = &rest[i + prefix.len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        if let Some(list) = rest.strip_prefix('{') {
+            let end = list.find('}').unwrap_or(list.len());
+            out.extend(list[..end].split(',').map(ident));
+        } else {
+            out.insert(ident(rest));
+        }
+    }
+    out.retain(|n| !n.is_empty());
+    out
+}
+
+#[test]
+fn issue10_files_of_a_folder_import_each_other_without_cycle() {
+    for src in [root().join("crates/core/src"), root().join("src")] {
+        let mut dirs: Vec<PathBuf> = fs_err::read_dir(&src)
+            .expect("read_dir")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.is_dir())
+            .collect();
+        dirs.sort();
+        for dir in dirs {
+            let folder = dir.file_name().and_then(|n| n.to_str()).expect("name");
+            let siblings: BTreeSet<String> = fs_err::read_dir(&dir)
+                .expect("read_dir")
+                .filter_map(|e| {
+                    let path = e.expect("entry").path();
+                    let stem = path.file_stem()?.to_str()?.to_owned();
+                    (path.extension().is_some_and(|x| x == "rs") && stem != "mod").then_some(stem)
+                })
+                .collect();
+            // What mod.rs re-exports from which file: `use file::{A, B}` (any visibility).
+            let index = code(&dir.join("mod.rs"));
+            let mut owner = BTreeMap::new();
+            for file in &siblings {
+                for name in names_after(&index, &format!("use {file}::")) {
+                    owner.insert(name, file.clone());
+                }
+            }
+            let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+            for file in &siblings {
+                let text = code(&dir.join(format!("{file}.rs")));
+                let named = names_after(&text, "super::")
+                    .into_iter()
+                    .chain(names_after(&text, &format!("crate::{folder}::")));
+                let targets = named
+                    .filter_map(|n| {
+                        if siblings.contains(&n) {
+                            Some(n)
+                        } else {
+                            owner.get(&n).cloned()
+                        }
+                    })
+                    .filter(|t| t != file)
+                    .collect();
+                graph.insert(file.clone(), targets);
+            }
+            let mut done = BTreeSet::new();
+            for file in graph.keys() {
+                if let Some(cycle) = visit(file, &graph, &mut Vec::new(), &mut done) {
+                    panic!(
+                        "{}: its files import each other in a cycle: {cycle}",
+                        dir.display()
+                    );
+                }
+            }
+        }
+    }
 }
