@@ -204,7 +204,7 @@ fn function_mode() -> Result<(), CliError> {
         .take(limit)
         .read_to_string(&mut input)
         .map_err(ReadError::Stdin)?;
-    let list = resource_list::read_owned(input)?;
+    let list = resource_list::read_owned_keeping(input, pipeline::read_whole)?;
     let outcome = pipeline::run(list, &RunContext::default());
     let sorted: Vec<serde_json::Value> = outcome
         .results

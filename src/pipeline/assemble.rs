@@ -88,6 +88,8 @@ pub(super) fn assemble(
     out.extend(trailing.into_iter().map(Item::from));
     if let Some(v) = verbatim.as_mut() {
         v.ranges = ranges;
+        // The flags were by input index; every item that needed its body has it by now.
+        v.whole.clear();
     }
     if !steps.is_empty() {
         // The items now come from the functions: nothing is a verbatim copy of the input any more.

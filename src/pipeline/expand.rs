@@ -11,7 +11,7 @@ use super::output::{Provenance, drop_duplicates, generated_path, invalid_names, 
 use crate::catalog::{Catalog, Kind, Service};
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
 use crate::diagnostics::{FieldPath, PathSegment};
-use crate::render::{self, Renderer, Scope};
+use crate::render::{Renderer, Scope};
 use crate::resource_list::{self, Item};
 use crate::results::{Diagnostic, KrmResult, Results, Warning};
 use crate::service::definition::{self, Status};
@@ -615,8 +615,7 @@ impl Expander<'_, '_> {
         scope: &Scope<'_>,
         field: &str,
     ) -> Vec<Value> {
-        let context = render::context(self.catalog, service, prepared, scope);
-        let generated = match self.renderer.render(service, &context) {
+        let generated = match self.renderer.render_instance(service, prepared, scope) {
             Ok(g) => g,
             Err(errors) => {
                 for e in errors {

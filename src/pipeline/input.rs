@@ -45,6 +45,13 @@ pub(super) fn gvk_of<T: Fields + ?Sized>(item: &T) -> Gvk {
     )
 }
 
+/// Whether the reader keeps an item whole (`resource_list::read_owned_keeping`): objects of
+/// our services group are expanded, so the pipeline reads their body anyway.
+pub fn read_whole(item: &serde_json::Map<String, serde_json::Value>) -> bool {
+    let api_version = item.get("apiVersion").and_then(serde_json::Value::as_str);
+    api_version.is_some_and(|api| crate::gvk::split_api_version(api).0 == SERVICES_GROUP)
+}
+
 /// Replace the items `wanted` picks with their full text from the input (they may be
 /// skeletons, see `resource_list::read_owned`); items without input text are already whole.
 pub(super) fn hydrate(
@@ -57,6 +64,7 @@ pub(super) fn hydrate(
     };
     for (i, item) in items.iter_mut().enumerate() {
         if let Some(Some(range)) = v.ranges.get(i)
+            && !v.is_whole(i)
             && wanted(i, item)
             && let Some(full) = v.item_at(range)
         {

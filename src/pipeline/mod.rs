@@ -26,7 +26,7 @@ use crate::results::{KrmResult, Results};
 use crate::service::Schemas;
 
 pub use catalogs::load_catalogs;
-pub use input::RunContext;
+pub use input::{RunContext, read_whole};
 pub use output::{CATALOG_ANNOTATION, GENERATED_FROM, MANAGED_BY, SERVICE_ANNOTATION};
 
 /// What a run produced.

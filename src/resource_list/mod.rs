@@ -18,7 +18,7 @@ mod verbatim;
 mod write;
 
 pub use item::{AsValue, Fields, Item, Skeleton};
-pub use read::{read, read_owned};
+pub use read::{read, read_owned, read_owned_keeping};
 pub use round_trip::check_round_trip;
 pub use verbatim::Verbatim;
 pub use write::{write, write_pieces};

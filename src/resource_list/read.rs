@@ -38,10 +38,20 @@ fn function_config_of(map: &mut Map<String, Value>) -> Result<Option<Value>, Inp
 /// since items the function leaves alone are copied from the input text
 /// anyway; [`Verbatim::item_at`] reads an item in full when the pipeline needs its body.
 /// Anything else (another layout, anchors, an error to report) goes through [`read`].
-pub fn read_owned(mut text: String) -> Result<ResourceList<Item>, InputError> {
+pub fn read_owned(text: String) -> Result<ResourceList<Item>, InputError> {
+    read_owned_keeping(text, |_| false)
+}
+
+/// [`read_owned`], keeping whole the items `keep` picks (those the pipeline will read in
+/// full anyway, such as service objects): each item is parsed once, not once as a skeleton
+/// and again when a stage needs its body.
+pub fn read_owned_keeping(
+    mut text: String,
+    keep: impl Fn(&Map<String, Value>) -> bool,
+) -> Result<ResourceList<Item>, InputError> {
     // stdin was read into a buffer that grew by doubling; the text is kept for the whole run.
     text.shrink_to_fit();
-    if let Some((items, function_config, scan)) = read_skeletons(&text) {
+    if let Some((items, whole, function_config, scan)) = read_skeletons(&text, &keep) {
         return Ok(ResourceList {
             items,
             function_config,
@@ -50,6 +60,7 @@ pub fn read_owned(mut text: String) -> Result<ResourceList<Item>, InputError> {
                 dash_column: scan.dash_column,
                 ranges: scan.ranges.into_iter().map(Some).collect(),
                 reemit: scan.reemit,
+                whole,
             }),
         });
     }
@@ -83,6 +94,7 @@ fn read_streaming(text: &str) -> Option<ResourceList<Item>> {
             dash_column: 0,
             ranges: sink.ranges.into_iter().map(Some).collect(),
             reemit: false,
+            whole: Vec::new(),
         }),
     })
 }
@@ -175,9 +187,10 @@ impl<'de> serde::de::Visitor<'de> for Items<'_> {
     }
 }
 
-type Skeletons = (Vec<Item>, Option<Value>, ItemsText);
+/// The items, which of them were kept whole, the function config and the items' text.
+type Skeletons = (Vec<Item>, Vec<bool>, Option<Value>, ItemsText);
 
-fn read_skeletons(text: &str) -> Option<Skeletons> {
+fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Option<Skeletons> {
     yaml::check_input_size(text).ok()?;
     let chunks = yaml::split_documents(text);
     let [(_, doc)] = chunks.as_slice() else {
@@ -206,6 +219,7 @@ fn read_skeletons(text: &str) -> Option<Skeletons> {
     }
     let function_config = function_config_of(&mut map).ok()?;
     let mut items = Vec::with_capacity(scan.ranges.len());
+    let mut whole = Vec::new();
     let mut types = Types::default();
     for range in &scan.ranges {
         let (value, shape) = yaml::parse_with_shape(&text[range.clone()]).ok()?;
@@ -220,9 +234,15 @@ fn read_skeletons(text: &str) -> Option<Skeletons> {
             },
             _ => return None,
         };
-        items.push(skeleton(item, &mut types));
+        if keep(&item) {
+            whole.resize(items.len(), false);
+            whole.push(true);
+            items.push(Item::from(Value::Object(item)));
+        } else {
+            items.push(skeleton(item, &mut types));
+        }
     }
-    Some((items, function_config, scan))
+    Some((items, whole, function_config, scan))
 }
 
 /// Read a ResourceList (`config.kubernetes.io/v1`, `v1beta1`, `v1alpha1`, or a `List`).
@@ -282,6 +302,7 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
             dash_column: scan.dash_column,
             ranges: scan.ranges.into_iter().map(Some).collect(),
             reemit: false,
+            whole: Vec::new(),
         });
     Ok(ResourceList {
         items,

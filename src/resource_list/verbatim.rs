@@ -23,6 +23,9 @@ pub struct Verbatim {
     /// parsed and re-emitted one at a time when written, never copied, so that memory stays
     /// near the input size for these layouts too.
     pub reemit: bool,
+    /// Items (by index, aligned with `ranges`) that were read whole: their value is the full
+    /// item already, so nothing needs to read their text again. Empty when none are.
+    pub whole: Vec<bool>,
 }
 
 /// The top-level block sequence `items:` as text: the column of its `-` markers and the range
@@ -262,6 +265,11 @@ fn skip_trivia_in_line(text: &str, mut at: usize) -> usize {
 }
 
 impl Verbatim {
+    /// Whether item `i` was read whole (see [`Verbatim::whole`]).
+    pub fn is_whole(&self, i: usize) -> bool {
+        self.whole.get(i).copied().unwrap_or(false)
+    }
+
     /// The full item whose text is at `range` (items read by [`read_owned`] are skeletons).
     pub fn item_at(&self, range: &std::ops::Range<usize>) -> Option<Value> {
         let (value, _) = yaml::parse_with_shape(self.text.get(range.clone())?).ok()?;

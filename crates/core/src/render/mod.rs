@@ -31,6 +31,10 @@ pub struct Renderer<'c> {
     /// One template environment per bundle (by index): its standard pattern and its chart
     /// files. The templates are borrowed from the catalog, which outlives the renderer.
     environments: Vec<OnceLock<Environment<'c>>>,
+    /// The `catalog` entry of the template context per bundle (by index), as every instance
+    /// outside a `ServiceSet` sees it (each service with its own status): the same for all of
+    /// them, so it is built and converted for the template engine once, not per instance.
+    catalog_contexts: Vec<OnceLock<minijinja::Value>>,
 }
 
 impl<'c> Renderer<'c> {
@@ -41,7 +45,40 @@ impl<'c> Renderer<'c> {
             environments: (0..catalog.bundles.len())
                 .map(|_| OnceLock::new())
                 .collect(),
+            catalog_contexts: (0..catalog.bundles.len())
+                .map(|_| OnceLock::new())
+                .collect(),
         }
+    }
+
+    /// Render every template of a service instance with its [`context`], in template path
+    /// order. The same as `render(service, &context(..))`, with the catalog-wide part of the
+    /// context built once per bundle.
+    pub fn render_instance(
+        &self,
+        service: &Service,
+        instance: &Instance,
+        scope: &Scope<'_>,
+    ) -> Result<Vec<Generated>, Vec<RenderError>> {
+        let catalog_context = || {
+            minijinja::Value::from(Serde(catalog_context(
+                self.catalog,
+                service,
+                scope.statuses,
+            )))
+        };
+        let catalog = match self.catalog_contexts.get(service.bundle) {
+            Some(slot) if scope.statuses.is_empty() => slot.get_or_init(catalog_context).clone(),
+            _ => catalog_context(),
+        };
+        // The same map `Serde(context)` would make, entry by entry, `catalog` last.
+        let ctx = minijinja::Value::from_pairs(
+            instance_context(service, instance, scope)
+                .into_iter()
+                .map(|(key, value)| (key, minijinja::Value::from(Serde(value))))
+                .chain([("catalog".to_owned(), catalog)]),
+        );
+        self.render_with(service, &ctx)
     }
 
     /// The catalog it renders.
@@ -70,6 +107,15 @@ impl<'c> Renderer<'c> {
         service: &Service,
         context: &Value,
     ) -> Result<Vec<Generated>, Vec<RenderError>> {
+        self.render_with(service, &minijinja::Value::from(Serde(context)))
+    }
+
+    /// [`Renderer::render`] with the context already converted for the template engine.
+    fn render_with(
+        &self,
+        service: &Service,
+        ctx: &minijinja::Value,
+    ) -> Result<Vec<Generated>, Vec<RenderError>> {
         let Some(env) = self.environment(service.bundle) else {
             return Err(vec![RenderError {
                 template: String::new(),
@@ -77,7 +123,6 @@ impl<'c> Renderer<'c> {
                 message: "the catalog has no template environment (it was not merged)".to_owned(),
             }]);
         };
-        let ctx = minijinja::Value::from(Serde(context));
         let mut out = Vec::new();
         let mut errors = Vec::new();
         for output in self.catalog.outputs_for(service) {
@@ -88,7 +133,7 @@ impl<'c> Renderer<'c> {
                         object: o.clone(),
                     }));
                 }
-                TemplateRef::Template(name) => match template::render_one(env, name, &ctx) {
+                TemplateRef::Template(name) => match template::render_one(env, name, ctx) {
                     Ok(objects) => out.extend(objects.into_iter().map(|object| Generated {
                         template: name.to_owned(),
                         object,
@@ -118,6 +163,31 @@ pub struct Scope<'a> {
     pub statuses: &'a std::collections::BTreeMap<String, Status>,
 }
 
+/// The `catalog` entry of the template context: the service's bundle, and every service's
+/// ID, effective status, chart path and cluster types.
+fn catalog_context(
+    catalog: &Catalog,
+    service: &Service,
+    statuses: &std::collections::BTreeMap<String, Status>,
+) -> Value {
+    let bundle = catalog.bundle_of(service);
+    let mut services = Map::new();
+    for s in catalog.services() {
+        let d = &s.definition;
+        let status = statuses.get(&d.id).copied().unwrap_or(d.status);
+        services.insert(
+            d.id.clone(),
+            json!({"id": d.id, "status": status.as_str(), "chartPath": d.chart_path, "clusterTypes": d.cluster_types}),
+        );
+    }
+    json!({
+        "name": bundle.name,
+        "version": bundle.version,
+        "reference": bundle.reference,
+        "services": services,
+    })
+}
+
 /// The template context of one service instance.
 pub fn context(
     catalog: &Catalog,
@@ -125,8 +195,21 @@ pub fn context(
     instance: &Instance,
     scope: &Scope<'_>,
 ) -> Value {
+    let mut context = instance_context(service, instance, scope);
+    context.insert(
+        "catalog".to_owned(),
+        catalog_context(catalog, service, scope.statuses),
+    );
+    Value::Object(context)
+}
+
+/// The template context without its `catalog` entry.
+fn instance_context(
+    service: &Service,
+    instance: &Instance,
+    scope: &Scope<'_>,
+) -> Map<String, Value> {
     let def = &service.definition;
-    let bundle = catalog.bundle_of(service);
     let namespace = scope
         .instance_namespace
         .map(str::to_owned)
@@ -163,16 +246,7 @@ pub fn context(
     for key in ["labels", "annotations"] {
         instance_meta.entry(key).or_insert_with(|| json!({}));
     }
-    let mut services = Map::new();
-    for s in catalog.services() {
-        let d = &s.definition;
-        let status = scope.statuses.get(&d.id).copied().unwrap_or(d.status);
-        services.insert(
-            d.id.clone(),
-            json!({"id": d.id, "status": status.as_str(), "chartPath": d.chart_path, "clusterTypes": d.cluster_types}),
-        );
-    }
-    json!({
+    let context = json!({
         "service": {
             "id": def.id,
             "kind": def.gvk.kind,
@@ -190,13 +264,11 @@ pub fn context(
         "networking": instance.networking(),
         "config": instance.config(),
         "cluster": scope.cluster,
-        "catalog": {
-            "name": bundle.name,
-            "version": bundle.version,
-            "reference": bundle.reference,
-            "services": services,
-        },
-    })
+    });
+    match context {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    }
 }
 
 #[cfg(test)]
