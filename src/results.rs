@@ -10,6 +10,7 @@ use std::fmt;
 
 use serde_json::{Map, Value, json};
 
+use crate::diagnostics::FieldPath;
 use crate::resource_list::{self, FileRef};
 
 pub use crate::diagnostics::Severity;
@@ -27,9 +28,9 @@ pub trait Diagnostic: fmt::Display {
         self.to_string()
     }
 
-    /// The field path in the resource, as the problem renders it (empty: none).
-    fn field_path(&self) -> String {
-        String::new()
+    /// The field path in the resource (the root: none).
+    fn field_path(&self) -> FieldPath {
+        FieldPath::root()
     }
 
     /// Extra labels (template, line, ...).
@@ -55,7 +56,7 @@ impl<D: Diagnostic> Diagnostic for Warning<D> {
     fn message(&self) -> String {
         self.0.message()
     }
-    fn field_path(&self) -> String {
+    fn field_path(&self) -> FieldPath {
         self.0.field_path()
     }
     fn tags(&self) -> Vec<(&'static str, String)> {
@@ -68,8 +69,8 @@ impl Diagnostic for crate::strict::Problem {
     fn message(&self) -> String {
         self.message.clone()
     }
-    fn field_path(&self) -> String {
-        self.path.to_string()
+    fn field_path(&self) -> FieldPath {
+        self.path.clone()
     }
 }
 
@@ -84,8 +85,8 @@ impl Diagnostic for crate::catalog::CatalogError {
             None => self.message.clone(),
         }
     }
-    fn field_path(&self) -> String {
-        self.path.to_string()
+    fn field_path(&self) -> FieldPath {
+        self.path.clone()
     }
     fn tags(&self) -> Vec<(&'static str, String)> {
         vec![("catalog", self.source.clone())]
@@ -175,7 +176,8 @@ impl KrmResult {
         problem: &(impl Diagnostic + ?Sized),
         item: Option<&T>,
     ) -> Self {
-        let mut r = Self::new(problem.severity(), problem.message()).at(problem.field_path());
+        let mut r =
+            Self::new(problem.severity(), problem.message()).at(problem.field_path().to_string());
         if let Some(item) = item {
             r = r.about(item);
         }

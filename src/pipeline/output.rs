@@ -267,8 +267,8 @@ pub(super) fn invalid_names(object: &Value, template: &str, source: &Value) -> V
 pub(super) struct InvalidName(String);
 
 impl crate::results::Diagnostic for InvalidName {
-    fn field_path(&self) -> String {
-        "metadata.name".to_owned()
+    fn field_path(&self) -> crate::diagnostics::FieldPath {
+        crate::diagnostics::FieldPath::parse("metadata.name")
     }
 }
 

@@ -1,5 +1,6 @@
 //! Why a runtime could not be verified, fetched, locked or run: one type for the module.
 
+use crate::diagnostics::FieldPath;
 use crate::remote::RemoteError;
 use crate::remote::archive::ArchiveError;
 
@@ -281,8 +282,8 @@ pub enum RuntimeError {
 
 /// A runtime failure is about the item whose kind chose the runtime.
 impl crate::results::Diagnostic for RuntimeError {
-    fn field_path(&self) -> String {
-        "kind".to_owned()
+    fn field_path(&self) -> FieldPath {
+        FieldPath::parse("kind")
     }
 }
 
