@@ -57,10 +57,10 @@ pub(super) fn expand(
     let mut expanded_sources: HashSet<String> = HashSet::new();
     for (i, (item, role)) in items.iter().zip(&classified.roles).enumerate() {
         if let Role::Expand(service) = role {
-            let is_config =
-                config_identity.as_deref() == Some(resource_list::identity(item).as_str());
+            let identity = resource_list::identity(item);
+            let is_config = config_identity.as_deref() == Some(identity.as_str());
             generated[i] = expander.expand(&item.value(), *service, is_config);
-            expanded_sources.insert(resource_list::identity(item));
+            expanded_sources.insert(identity);
         }
     }
     // The function config itself, when it is a ServiceSet or service object not among the items.
