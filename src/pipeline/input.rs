@@ -29,7 +29,10 @@ pub(super) fn is_inline_catalog_item<T: Fields + ?Sized>(item: &T) -> bool {
     let kind = resource_list::str_at(item, &["kind"]);
     (api.starts_with("kubara.io/") && (kind == "ServiceDefinition" || kind == "Catalog"))
         || (api.starts_with("config.kubernetes.io/")
-            && matches!(kind, "Catalog" | "KRMFunctionCatalog" | "KRMFunctionDefinition"))
+            && matches!(
+                kind,
+                "Catalog" | "KRMFunctionCatalog" | "KRMFunctionDefinition"
+            ))
 }
 
 /// A `ServiceSet` of our services group.

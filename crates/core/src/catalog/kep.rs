@@ -144,7 +144,10 @@ pub fn parse_definition(doc: &Value) -> Result<(Option<String>, Function), Vec<P
     let function = match &spec {
         Value::Object(_) => parse_function(&spec, &FieldPath::parse("spec"), &mut problems),
         Value::Null => {
-            problems.push(Problem::new("spec", "missing spec (one function: group, names.kind, versions)"));
+            problems.push(Problem::new(
+                "spec",
+                "missing spec (one function: group, names.kind, versions)",
+            ));
             None
         }
         other => {
@@ -703,6 +706,51 @@ mod tests {
             [
                 "spec.krmFunctions[0].versions[0].runtime.exec.platforms[0]: must be an object with bin, os, arch, uri and sha256, not string"
             ]
+        );
+    }
+
+    /// Issue 11: a KRMFunctionDefinition is one function; its `spec` reads as one
+    /// `krmFunctions` entry (KEP-2985's `configMap` included), problems at `spec.…` paths.
+    #[test]
+    fn issue11_a_function_definition_is_one_function() {
+        let d = json!({"apiVersion": API_VERSION, "kind": DEFINITION_KIND, "metadata": {"name": "set-namespace"},
+            "spec": {"group": "example.com", "names": {"kind": "SetNamespace"}, "description": "d", "publisher": "p",
+                "versions": [{"name": "v1", "configMap": true, "license": "Apache 2.0",
+                    "runtime": {"container": {"image": "example.com/set-namespace:v1"}}}],
+                "maintainers": ["m"], "tags": ["t"], "home": "h"}});
+        assert!(is_function_definition(&d));
+        assert!(!is_kep_catalog(&d));
+        let (name, f) = parse_definition(&d).unwrap();
+        assert_eq!(name.as_deref(), Some("set-namespace"));
+        assert_eq!(
+            f.gvk(&f.versions[0]).to_string(),
+            "example.com/v1/SetNamespace"
+        );
+        assert_eq!(f.path.to_string(), "spec");
+        let mut bad = d.clone();
+        bad["spec"]["versoins"] = json!([]);
+        bad["spec"]["versions"][0]["configMap"] = json!("true|false");
+        let msgs: Vec<String> = parse_definition(&bad)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            msgs,
+            [
+                "spec.versoins: unknown field \"spec.versoins\" (did you mean \"versions\"?)",
+                "spec.versions[0].configMap: must be a boolean, not string",
+            ]
+        );
+        let mut no_spec = d.clone();
+        no_spec.as_object_mut().unwrap().shift_remove("spec");
+        assert_eq!(
+            parse_definition(&no_spec)
+                .unwrap_err()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["spec: missing spec (one function: group, names.kind, versions)"]
         );
     }
 }

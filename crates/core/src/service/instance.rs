@@ -347,7 +347,10 @@ pub fn admit_object(
     let Value::Object(map) = object else {
         return Err(Rejected::from(vec![Problem::new(
             "",
-            format!("must be an object, not {}", crate::strict::type_name(object)),
+            format!(
+                "must be an object, not {}",
+                crate::strict::type_name(object)
+            ),
         )]));
     };
     let target = Target {
@@ -424,4 +427,129 @@ fn unknown_field_in(
 /// Turn a schema field error into a problem under `base`.
 pub fn field_problem(base: &FieldPath, error: &FieldError) -> Problem {
     Problem::new(base.join(&error.path), error.message.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A function kind's schema (the whole object, as in a CRD).
+    fn resize() -> ConfigSchema {
+        ConfigSchema::parse(&json!({
+            "type": "object",
+            "required": ["spec"],
+            "properties": {
+                "metadata": {"type": "object"},
+                "spec": {
+                    "type": "object",
+                    "required": ["size"],
+                    "properties": {
+                        "size": {"type": "string", "enum": ["small", "large"]},
+                        "replicas": {"type": "integer", "minimum": 1, "default": 2},
+                        "selector": {"type": "object", "default": {},
+                            "properties": {"kind": {"type": "string", "default": "Deployment"}}},
+                    },
+                },
+            },
+        }))
+        .unwrap()
+    }
+
+    fn messages(problems: &[Problem]) -> Vec<String> {
+        problems.iter().map(ToString::to_string).collect()
+    }
+
+    /// Issue 11: a function config is pruned, defaulted (nulls without defaults dropped,
+    /// defaults cascading) and validated like a custom resource; apiVersion, kind and
+    /// metadata are the object's own.
+    #[test]
+    fn issue11_admit_object_defaults_a_whole_object_like_a_custom_resource() {
+        let item = json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize",
+            "metadata": {"name": "r", "annotations": {"a": "b"}},
+            "spec": {"size": "small", "replicas": null}});
+        let admitted = admit_object(&resize(), &item, UnknownFields::Strict).unwrap();
+        assert_eq!(
+            admitted.value,
+            json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize",
+                "metadata": {"name": "r", "annotations": {"a": "b"}},
+                "spec": {"size": "small", "replicas": 2, "selector": {"kind": "Deployment"}}})
+        );
+        assert!(admitted.warnings.is_empty());
+        // Idempotent.
+        assert_eq!(
+            admit_object(&resize(), &admitted.value, UnknownFields::Strict)
+                .unwrap()
+                .value,
+            admitted.value
+        );
+    }
+
+    /// Issue 11: every error at its field path, sorted; a missing required field and a wrong
+    /// type together.
+    #[test]
+    fn issue11_admit_object_reports_every_error_at_its_field_path() {
+        let missing = json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize", "metadata": {"name": "r"}, "spec": {"replicas": "two"}});
+        let rejected = admit_object(&resize(), &missing, UnknownFields::Strict).unwrap_err();
+        assert_eq!(
+            messages(&rejected.errors),
+            [
+                r#"spec.replicas: Invalid value: "two": must be of type integer"#,
+                "spec.size: Required value",
+            ]
+        );
+        let no_spec = json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize"});
+        assert_eq!(
+            messages(
+                &admit_object(&resize(), &no_spec, UnknownFields::Strict)
+                    .unwrap_err()
+                    .errors
+            ),
+            ["spec: Required value"]
+        );
+        assert_eq!(
+            messages(
+                &admit_object(&resize(), &json!([1]), UnknownFields::Strict)
+                    .unwrap_err()
+                    .errors
+            ),
+            ["must be an object, not array"]
+        );
+    }
+
+    /// Issue 11: unknown fields per `unknownFields`, with "did you mean" among the fields
+    /// declared beside them, and ObjectMeta's fields for `metadata`.
+    #[test]
+    fn issue11_admit_object_handles_unknown_fields_as_configured() {
+        let item = json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize",
+            "metadata": {"name": "r", "lables": {}},
+            "spec": {"size": "small", "replica": 3}, "status": {}});
+        let strict = admit_object(&resize(), &item, UnknownFields::Strict).unwrap_err();
+        assert_eq!(
+            messages(&strict.errors),
+            [
+                r#"metadata.lables: unknown field "metadata.lables" (did you mean "labels"?)"#,
+                r#"spec.replica: unknown field "spec.replica" (did you mean "replicas"?)"#,
+                r#"status: unknown field "status""#,
+            ]
+        );
+        let warn = admit_object(&resize(), &item, UnknownFields::Warn).unwrap();
+        assert_eq!(warn.warnings.len(), 3);
+        assert_eq!(
+            warn.value["spec"],
+            json!({"size": "small", "replicas": 2, "selector": {"kind": "Deployment"}})
+        );
+        assert_eq!(warn.value["metadata"], json!({"name": "r"}));
+        assert!(warn.value.get("status").is_none());
+        let prune = admit_object(&resize(), &item, UnknownFields::Prune).unwrap();
+        assert!(prune.warnings.is_empty());
+        assert_eq!(prune.value, warn.value);
+        // A warning dropped under Warn is kept beside the errors it explains.
+        let mut typo = item.clone();
+        typo["spec"] = json!({"sise": "small"});
+        let rejected = admit_object(&resize(), &typo, UnknownFields::Warn).unwrap_err();
+        assert_eq!(messages(&rejected.errors), ["spec.size: Required value"]);
+        assert!(messages(&rejected.warnings).contains(
+            &r#"spec.sise: unknown field "spec.sise" (did you mean "size"?)"#.to_owned()
+        ));
+    }
 }
