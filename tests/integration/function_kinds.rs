@@ -401,7 +401,7 @@ fn issue11_function_definitions_load_beside_catalog_documents() {
     let bundle =
         Bundle::from_single_file(Origin::Path("f.yaml".into()), "f.yaml", one_file.as_bytes());
     assert!(bundle.problems.is_empty(), "{:?}", bundle.problems);
-    let dir = vec![
+    let dir = [
         ("resize.yaml".to_owned(), resize_catalog().into_bytes()),
         (
             "set-namespace.yaml".to_owned(),
@@ -551,5 +551,9 @@ fn issue11_real_crd_examples_are_admitted_as_function_configs() {
     assert!(
         admitted >= 20,
         "only {admitted} examples matched a corpus CRD"
+    );
+    assert!(
+        defaulted >= 1,
+        "no GitRepository example got its default timeout"
     );
 }
