@@ -30,8 +30,8 @@ pub fn schema_for_kind(
     if let Some(s) = found {
         return Ok(schema::service_object(s, flavor));
     }
-    if let Some(found) = function_kind(catalog, kind) {
-        return found.map(|(gvk, s)| schema::function_object(gvk, s, flavor));
+    if let Some(found) = function_kind(catalog, kind, flavor) {
+        return found;
     }
     let mut kinds: Vec<&str> = vec!["ServiceSet", crate::config::KIND];
     kinds.extend(
@@ -52,15 +52,16 @@ pub fn schema_for_kind(
     })
 }
 
-/// The function kind of that name (case-insensitive) with its schema: of its versions, the
+/// The schema of the function kind of that name (case-insensitive): of its versions, the
 /// preferred one (kubectl's order: GA, then beta, then alpha, higher numbers first) among
 /// those with a schema. `None`: no function kind of that name; `Some(Err)`: none of its
 /// versions has a schema.
-fn function_kind<'c>(
-    catalog: &'c Catalog,
+fn function_kind(
+    catalog: &Catalog,
     kind: &str,
-) -> Option<Result<(&'c Gvk, &'c crate::schema::ConfigSchema), ExplainError>> {
-    let versions: Vec<(&Gvk, Option<&crate::schema::ConfigSchema>)> = catalog
+    flavor: Flavor,
+) -> Option<Result<Value, ExplainError>> {
+    let versions: Vec<(&Gvk, Option<_>)> = catalog
         .kinds()
         .into_iter()
         .filter_map(|(gvk, k)| match k {
@@ -75,6 +76,7 @@ fn function_kind<'c>(
         .iter()
         .filter_map(|(gvk, s)| s.map(|s| (*gvk, s)))
         .min_by_key(|(gvk, _)| version_priority(&gvk.version));
+    let preferred = preferred.map(|(gvk, s)| schema::function_object(gvk, s, flavor));
     Some(preferred.ok_or_else(|| {
         ExplainError::NoSchema {
             kind: first.kind.clone(),
@@ -275,4 +277,40 @@ pub fn run(target: &str, args: &CatalogArgs) -> Result<(), CliError> {
         }
     }
     Stdout::print(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_priority;
+
+    /// Issue 11: `explain Resize` shows the version kubectl would prefer.
+    #[test]
+    fn issue11_versions_sort_as_kubectl_prefers_them() {
+        let mut versions = vec![
+            "v1alpha1",
+            "v1",
+            "foo",
+            "v2beta1",
+            "v1beta2",
+            "v2",
+            "v1beta1",
+            "v10alpha2",
+            "bar",
+        ];
+        versions.sort_by_key(|v| version_priority(v));
+        assert_eq!(
+            versions,
+            [
+                "v2",
+                "v1",
+                "v2beta1",
+                "v1beta2",
+                "v1beta1",
+                "v10alpha2",
+                "v1alpha1",
+                "bar",
+                "foo"
+            ]
+        );
+    }
 }
