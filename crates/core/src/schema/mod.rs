@@ -138,17 +138,24 @@ impl ConfigSchema {
     #[must_use]
     pub fn validate(&self, instance: &Value) -> Vec<FieldError> {
         let mut errors = validate_with(&self.validator, &self.json_schema, instance);
-        if let Some(cel) = &self.cel {
-            if errors.is_empty() || !has_blocking_error(&self.validator, instance) {
-                errors.extend(cel.validate(&self.structural, instance));
-            } else {
-                errors.push(FieldError {
-                    path: FieldPath::root(),
-                    message: CEL_NOT_CHECKED.to_owned(),
-                });
-            }
-        }
+        let blocked = !errors.is_empty() && has_blocking_error(&self.validator, instance);
+        errors.extend(self.validate_rules(instance, blocked));
         errors
+    }
+
+    /// The CEL rules' errors on `instance`, for a caller that ran the OpenAPI validation itself
+    /// (a service instance validates its config inside a larger schema): `blocked` says whether
+    /// that found a blocking error, in which case one error says the rules were not checked.
+    #[must_use]
+    pub fn validate_rules(&self, instance: &Value, blocked: bool) -> Vec<FieldError> {
+        match &self.cel {
+            None => Vec::new(),
+            Some(_) if blocked => vec![FieldError {
+                path: FieldPath::root(),
+                message: CEL_NOT_CHECKED.to_owned(),
+            }],
+            Some(cel) => cel.validate(&self.structural, instance),
+        }
     }
 }
 

@@ -58,6 +58,11 @@ impl InstanceSchema {
     pub fn validate(&self, instance: &Value) -> Vec<FieldError> {
         schema::validate_with(&self.validator, &self.json_schema, instance)
     }
+
+    /// Whether the errors of [`Self::validate`] include one the apiserver lets block CEL rules.
+    pub fn has_blocking_error(&self, instance: &Value) -> bool {
+        schema::has_blocking_error(&self.validator, instance)
+    }
 }
 
 /// The compiled instance schemas of one catalog's services, each built on first use and kept:
@@ -255,12 +260,30 @@ pub fn prepare(
     }
 
     let instance = Value::Object(value);
-    problems.extend(
-        schema
-            .validate(&instance)
-            .iter()
-            .map(|e| field_problem(path, e)),
-    );
+    let errors = schema.validate(&instance);
+    problems.extend(errors.iter().map(|e| field_problem(path, e)));
+    // The config schema's CEL rules (issue 11), on the config after the OpenAPI validation of
+    // the whole instance, as the apiserver runs them after its schema validation.
+    if let (Some(config_schema), Some(config)) = (&def.config_schema, instance.get("config"))
+        && config_schema.has_cel_rules()
+    {
+        let blocked = !errors.is_empty() && schema.has_blocking_error(&instance);
+        let config_path = FieldPath::root().key("config");
+        problems.extend(
+            config_schema
+                .validate_rules(config, blocked)
+                .into_iter()
+                .map(|e| {
+                    field_problem(
+                        path,
+                        &FieldError {
+                            path: config_path.join(&e.path),
+                            message: e.message,
+                        },
+                    )
+                }),
+        );
+    }
     if !problems.is_empty() {
         problems.sort();
         return Err(Rejected {
