@@ -13,6 +13,9 @@ use crate::schema::structural::{SchemaProblem, Structural, quote};
 
 /// The metering function; `@` cannot be written in CEL source, so no rule can call it.
 pub(super) const STEP_FN: &str = "@krm_step";
+/// The allocation meter around every other call: one step plus a tenth of the size of what the
+/// call made (bytes of a string, elements of a list or map), as the apiserver charges.
+pub(super) const SIZE_FN: &str = "@krm_size";
 /// Identifiers a rule may use besides `self`, `oldSelf` and comprehension variables: the CEL
 /// type denotations.
 pub(super) const TYPE_IDENTS: [&str; 11] = [
@@ -298,8 +301,28 @@ pub(super) fn references_ident(e: &IdedExpr, name: &str) -> bool {
     }
 }
 
-/// Route every comprehension step through [`STEP_FN`].
+/// Route every comprehension step through [`STEP_FN`] and every other call's result through
+/// [`SIZE_FN`], so that both loops and what calls allocate are charged to the budget.
 pub(super) fn meter(e: &mut IdedExpr) {
+    meter_children(e);
+    if matches!(e.expr, Expr::Call(_)) {
+        wrap(e, SIZE_FN);
+    }
+}
+
+fn wrap(e: &mut IdedExpr, func: &str) {
+    let inner = std::mem::take(e);
+    *e = IdedExpr {
+        id: inner.id,
+        expr: Expr::Call(CallExpr {
+            func_name: func.to_owned(),
+            target: None,
+            args: vec![inner],
+        }),
+    };
+}
+
+fn meter_children(e: &mut IdedExpr) {
     match &mut e.expr {
         Expr::Select(s) => meter(&mut s.operand),
         Expr::List(l) => l.elements.iter_mut().for_each(meter),
@@ -315,7 +338,10 @@ pub(super) fn meter(e: &mut IdedExpr) {
             }
         }
         Expr::Call(c) => {
-            if let Some(t) = c.target.as_deref_mut() {
+            // A namespace (`sets` of `sets.contains`) stays an identifier for the interpreter.
+            if let Some(t) = c.target.as_deref_mut()
+                && !matches!(t.expr, Expr::Ident(_))
+            {
                 meter(t);
             }
             c.args.iter_mut().for_each(meter);
@@ -324,17 +350,11 @@ pub(super) fn meter(e: &mut IdedExpr) {
             meter(&mut c.iter_range);
             meter(&mut c.accu_init);
             meter(&mut c.loop_cond);
-            meter(&mut c.loop_step);
+            // The step itself (`accu + [x]` for `map`) is charged one step, not by the size of
+            // the growing accumulator, which would make `map` quadratic.
+            meter_children(&mut c.loop_step);
+            wrap(&mut c.loop_step, STEP_FN);
             meter(&mut c.result);
-            let step = std::mem::take(&mut c.loop_step);
-            c.loop_step = IdedExpr {
-                id: step.id,
-                expr: Expr::Call(CallExpr {
-                    func_name: STEP_FN.to_owned(),
-                    target: None,
-                    args: vec![step],
-                }),
-            };
         }
         Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) | Expr::Struct(_) => {}
     }

@@ -25,10 +25,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use kube_cel::KubeCelExt;
 use kube_cel::cel::common::ast::IdedExpr;
-use kube_cel::cel::{Context, ExecutionError, Value as Cel};
+use kube_cel::cel::extractors::This;
+use kube_cel::cel::{Context, ExecutionError, Program, Value as Cel};
 use serde_json::Value;
 
-use compile::{Node, Reason, STEP_FN, TYPE_IDENTS, compile_node};
+use compile::{Node, Reason, SIZE_FN, STEP_FN, TYPE_IDENTS, compile_node};
 use value::{to_cel, type_name};
 
 use super::structural::{FieldError, SchemaProblem, Structural, quote};
@@ -92,16 +93,49 @@ impl CelRules {
         ctx.add_function("dyn", |v: Cel| -> Result<Cel, ExecutionError> { Ok(v) });
         let m = Arc::clone(&meter);
         ctx.add_function(STEP_FN, move |v: Cel| -> Result<Cel, ExecutionError> {
-            let used = m.used.fetch_add(1, Ordering::Relaxed) + 1;
-            if used > m.limit.load(Ordering::Relaxed) {
-                Err(ExecutionError::function_error(
-                    STEP_FN,
-                    "actual cost limit exceeded",
-                ))
-            } else {
-                Ok(v)
-            }
+            m.charge(1)?;
+            Ok(v)
         });
+        let m = Arc::clone(&meter);
+        ctx.add_function(SIZE_FN, move |v: Cel| -> Result<Cel, ExecutionError> {
+            m.charge(1 + size_of(&v) / 10)?;
+            Ok(v)
+        });
+        // `lists.range(n)` would allocate n elements before any meter saw them: charge first.
+        let m = Arc::clone(&meter);
+        ctx.add_function(
+            "lists.range",
+            move |n: i64| -> Result<Cel, ExecutionError> {
+                let Ok(len) = u64::try_from(n) else {
+                    return Err(ExecutionError::function_error(
+                        "lists.range",
+                        "range argument must be non-negative",
+                    ));
+                };
+                m.charge(len)?;
+                Ok(Cel::List(Arc::new((0..n).map(Cel::Int).collect())))
+            },
+        );
+        // `'%.Nf'.format(...)` would allocate N digits: refuse precisions no message needs,
+        // then format with the library's own function.
+        ctx.add_function(
+            "format",
+            |This(f): This<Arc<String>>, args: Cel| -> Result<Cel, ExecutionError> {
+                if max_precision(&f) > MAX_FORMAT_PRECISION {
+                    return Err(ExecutionError::function_error(
+                        "format",
+                        format!("precision over {MAX_FORMAT_PRECISION} is not supported"),
+                    ));
+                }
+                let mut inner = Context::default();
+                inner.register_all();
+                inner.add_variable_from_value("f", Cel::String(f));
+                inner.add_variable_from_value("a", args);
+                Program::compile("f.format(a)")
+                    .map_err(|e| ExecutionError::function_error("format", e.to_string()))?
+                    .execute(&inner)
+            },
+        );
         let mut run = Run {
             ctx,
             meter,
@@ -120,6 +154,55 @@ impl CelRules {
 struct Meter {
     used: AtomicU64,
     limit: AtomicU64,
+}
+
+impl Meter {
+    fn charge(&self, steps: u64) -> Result<(), ExecutionError> {
+        let used = self
+            .used
+            .fetch_add(steps, Ordering::Relaxed)
+            .saturating_add(steps);
+        if used > self.limit.load(Ordering::Relaxed) {
+            Err(ExecutionError::function_error(
+                STEP_FN,
+                "actual cost limit exceeded",
+            ))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+/// Largest `format` precision allowed (`%.Nf`).
+const MAX_FORMAT_PRECISION: usize = 1000;
+
+/// The largest precision a format string asks for.
+fn max_precision(f: &str) -> usize {
+    let mut max = 0;
+    let mut rest = f;
+    while let Some(i) = rest.find("%.") {
+        let digits: String = rest[i + 2..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if !digits.is_empty() {
+            max = max.max(digits.parse::<usize>().unwrap_or(usize::MAX));
+        }
+        rest = &rest[i + 2..];
+    }
+    max
+}
+
+/// What a value costs to make, for [`SIZE_FN`].
+fn size_of(v: &Cel) -> u64 {
+    let n = match v {
+        Cel::String(s) => s.len(),
+        Cel::Bytes(b) => b.len(),
+        Cel::List(l) => l.len(),
+        Cel::Map(m) => m.map.len(),
+        _ => 0,
+    };
+    u64::try_from(n).unwrap_or(u64::MAX)
 }
 
 /// One validation's state: the interpreter context, the meter, the remaining budget.
@@ -334,7 +417,12 @@ fn describe(e: &ExecutionError) -> String {
         ExecutionError::UndeclaredReference(r) => {
             format!("undeclared reference to {}", quote(r))
         }
-        other => other.to_string(),
+        // Library messages may span lines (regex errors): one line in a result.
+        other => other
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
     }
 }
 
@@ -656,5 +744,97 @@ mod tests {
         assert_eq!(escape("a__b").as_deref(), Some("a__underscores__b"));
         assert_eq!(escape("in").as_deref(), Some("__in__"));
         assert_eq!(escape("a b"), None);
+    }
+
+    #[test]
+    fn edge_cases_never_panic_and_allocations_are_charged() {
+        for rule in [
+            "self.s.charAt(-1) == ''",
+            "self.s.charAt(100) == ''",
+            "self.s.substring(5, 2) == ''",
+            "self.s.substring(-1) == ''",
+            "self.s.indexOf('x', 100) == 0",
+            "self.s.lastIndexOf('x', -5) == 0",
+            "self.l[5] == 1",
+            "self.l[-1] == 1",
+            "lists.range(100000000).size() > 0",
+            "self.s.split('', -1).size() > 0",
+            "'%d'.format([]) == ''",
+            "'%'.format([1]) == ''",
+            "quantity('1e999999999').isInteger()",
+            "quantity('9999999999999999999999999999999Ei').isInteger()",
+            "self.s.matches('(') ",
+            "self.s.find('(') == ''",
+            "url('::').getHost() == ''",
+            "cidr('1.2.3.4/99').prefixLength() == 1",
+            "ip('1.2.3.4').family() == 4",
+            "semver('1.2').major() == 1",
+            "math.bitShiftLeft(1, 100) == 0",
+            "math.bitShiftLeft(1, -1) == 0",
+            "base64.decode('!!!') == b''",
+            "self.l.slice(3, 1).size() == 0",
+            "self.l.sort() == self.l",
+            "[1, 'a'].sort().size() == 2",
+            "self.l.min() == 1",
+            "[].min() == 1",
+            "lists.range(-5).size() == 0",
+            "1 / 0 == 1",
+            "-9223372036854775808 / -1 == 1",
+            "-9223372036854775808 % -1 == 1",
+            "'abc'.reverse() == 'cba'",
+            "strings.quote('\\xff') == ''",
+            "'\u{e9}'.charAt(0) == ''",
+            "'\u{e9}x'.substring(1) == 'x'",
+            "self.s.indexOf('') == 0",
+            "'aé'.lastIndexOf('é', 1) == 1",
+            "duration('1h') > duration('1m')",
+            "timestamp('2020-01-01T00:00:00Z') > timestamp('2019-01-01T00:00:00Z')",
+            "int('x') == 1",
+            "double('x') == 1.0",
+            "[1,2,3].flatten(-1).size() == 3",
+            "dyn(1) == 1",
+            "'%.999999999f'.format([1.0]) == ''",
+            "'%.2f %s'.format([1.0, 'a']) == '1.00 a'",
+            "lists.range(10).map(i, 'x').size() == 10",
+            "{1: 2}.all(k, k == 1)",
+        ] {
+            let schema = json!({"type": "object", "properties": {"s": {"type": "string"},
+                "l": {"type": "array", "items": {"type": "integer"}}},
+                "x-kubernetes-validations": [{"rule": rule}]});
+            // Every rule compiles and evaluates to a verdict or a field error, never a panic.
+            let _ = errors(&schema, &json!({"s": "héllo", "l": [3, 1, 2]}));
+        }
+        let schema = obj(
+            json!({}),
+            json!([
+                {"rule": "lists.range(100000000).size() > 0"},
+                {"rule": "'%.999999999f'.format([1.0]) == ''"},
+                {"rule": "'%.2f %s'.format([1.0, 'a']) == '1.00 a' && lists.range(3).size() == 3"},
+            ]),
+        );
+        assert_eq!(
+            errors(&schema, &json!({})),
+            [
+                "Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: lists.range(100000000).size() > 0",
+            ]
+        );
+        let schema = obj(
+            json!({}),
+            json!([{"rule": "'%.999999999f'.format([1.0]) == ''"}]),
+        );
+        assert_eq!(
+            errors(&schema, &json!({})),
+            [
+                "Invalid value: \"object\": Error executing function 'format': precision over 1000 is not supported evaluating rule: '%.999999999f'.format([1.0]) == ''"
+            ]
+        );
+        // A string doubled in a loop is charged by its size: stopped long before it is large.
+        let schema = obj(
+            json!({"s": {"type": "string"}}),
+            json!([{"rule": "lists.range(100000).map(i, self.s + self.s + self.s).size() > 0"}]),
+        );
+        let big = "x".repeat(10_000);
+        let got = errors(&schema, &json!({"s": big}));
+        assert!(got[0].contains("call cost exceeds limit"), "{got:?}");
     }
 }
