@@ -216,4 +216,35 @@ mod tests {
             ]
         );
     }
+
+    #[test]
+    fn cel_rules_run_after_openapi_validation_unless_it_found_a_blocking_error() {
+        let c = parsed(&json!({"type": "object", "properties": {
+            "min": {"type": "integer", "maximum": 10}, "max": {"type": "integer"},
+            "mode": {"type": "string", "enum": ["a", "b"]}},
+            "x-kubernetes-validations": [{"rule": "self.min <= self.max", "message": "min must not exceed max"}]}));
+        let shown =
+            |v: Value| -> Vec<String> { c.validate(&v).iter().map(ToString::to_string).collect() };
+        assert!(shown(json!({"min": 1, "max": 2})).is_empty());
+        assert_eq!(
+            shown(json!({"min": 3, "max": 2})),
+            ["Invalid value: min must not exceed max"]
+        );
+        // A maximum violation does not block the rules (upstream: ErrorTypeInvalid).
+        assert_eq!(
+            shown(json!({"min": 11, "max": 2})),
+            [
+                "min: Invalid value: 11: must be less than or equal to 10",
+                "Invalid value: min must not exceed max"
+            ]
+        );
+        // An enum violation does (ErrorTypeNotSupported): one error says so instead.
+        assert_eq!(
+            shown(json!({"min": 3, "max": 2, "mode": "c"})),
+            [
+                r#"mode: Unsupported value: "c": supported values: "a", "b""#,
+                CEL_NOT_CHECKED
+            ]
+        );
+    }
 }
