@@ -18,7 +18,8 @@
 //! - `decode`: one node read like `JSONSchemaProps`, the problem collector (uses `structural`,
 //!   `goregex`);
 //! - `check`: the structural-schema checks (uses all of the above);
-//! - `cel`: `x-kubernetes-validations` compiled and evaluated (uses `structural`, `validate`);
+//! - `cel/`: `x-kubernetes-validations` compiled and evaluated (uses `structural`, `duration`,
+//!   `validate`);
 //! - this file: `ConfigSchema`, the public entry point, and the re-exports.
 
 mod cel;

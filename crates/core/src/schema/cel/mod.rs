@@ -15,7 +15,8 @@
 //! Files: `compile` (rules → metered programs, `fieldPath`s), `value` (JSON → CEL values), this
 //! one (evaluation, budgets, field errors); `compile` and `value` import nothing of the folder.
 //!
-//! Imports `structural` and `validate` (the rendering of a value in a message).
+//! Imports `structural`, `duration` (in `value`) and `validate` (the rendering of a value in a
+//! message).
 
 mod compile;
 mod value;
@@ -836,5 +837,34 @@ mod tests {
         let big = "x".repeat(10_000);
         let got = errors(&schema, &json!({"s": big}));
         assert!(got[0].contains("call cost exceeds limit"), "{got:?}");
+    }
+
+    #[test]
+    fn formatted_strings_are_timestamps_durations_and_bytes() {
+        let schema = obj(
+            json!({"at": {"type": "string", "format": "date-time"},
+                   "every": {"type": "string", "format": "duration"},
+                   "data": {"type": "string", "format": "byte"}}),
+            json!([
+                {"rule": "self.at > timestamp('2024-01-01T00:00:00Z')", "message": "at"},
+                {"rule": "self.every <= duration('1h')", "message": "every"},
+                {"rule": "self.data.size() == 3", "message": "data"},
+            ]),
+        );
+        assert!(
+            errors(
+                &schema,
+                &json!({"at": "2025-06-01T10:00:00+02:00", "every": "90m", "data": "YWJj"})
+            )
+            .iter()
+            .eq(["Invalid value: every"].iter())
+        );
+        assert!(
+            errors(
+                &schema,
+                &json!({"at": "2025-06-01T10:00:00Z", "every": "-5m", "data": "YWJj"})
+            )
+            .is_empty()
+        );
     }
 }

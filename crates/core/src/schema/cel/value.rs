@@ -1,5 +1,6 @@
 //! The CEL value of a JSON value, typed by its structural schema (apiserver
-//! `pkg/cel/common/values.go`, `pkg/cel/escaping.go`).
+//! `pkg/cel/common/values.go`, `pkg/cel/escaping.go`): `format: byte` as bytes, `date-time`
+//! as a timestamp, `duration` as a duration, as upstream.
 //!
 //! Imports nothing of the folder.
 
@@ -10,6 +11,7 @@ use kube_cel::cel::Value as Cel;
 use kube_cel::cel::objects::{Key, Map};
 use serde_json::Value;
 
+use crate::schema::duration::go_parse_duration;
 use crate::schema::structural::Structural;
 
 /// CEL reserved words: a property named so is `__name__` in CEL (apiserver `cel.Escape`).
@@ -88,10 +90,26 @@ pub(super) fn to_cel(v: &Value, s: Option<&Structural>) -> Cel {
             }
         }
         Value::String(text) => {
-            if s.is_some_and(|s| s.type_ == "string" && s.format.as_deref() == Some("byte"))
-                && let Ok(bytes) = base64_decode(text)
-            {
-                return Cel::Bytes(Arc::new(bytes));
+            let format = s
+                .filter(|s| s.type_ == "string")
+                .and_then(|s| s.format.as_deref());
+            match format {
+                Some("byte") => {
+                    if let Ok(bytes) = base64_decode(text) {
+                        return Cel::Bytes(Arc::new(bytes));
+                    }
+                }
+                Some("date-time") => {
+                    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(text) {
+                        return Cel::Timestamp(t);
+                    }
+                }
+                Some("duration") => {
+                    if let Some(d) = duration(text) {
+                        return Cel::Duration(d);
+                    }
+                }
+                _ => {}
             }
             Cel::String(Arc::new(text.clone()))
         }
@@ -125,6 +143,17 @@ pub(super) fn to_cel(v: &Value, s: Option<&Structural>) -> Cel {
     }
 }
 
+/// A `format: duration` string as a duration (Go `time.ParseDuration`, signed).
+fn duration(text: &str) -> Option<chrono::Duration> {
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let nanos = i64::try_from(go_parse_duration(unsigned)?).ok()?;
+    let d = chrono::Duration::nanoseconds(nanos);
+    Some(if negative { -d } else { d })
+}
+
 /// A value's CEL type name, for `type()`.
 pub(super) fn type_name(v: &Cel) -> &'static str {
     match v {
@@ -136,6 +165,8 @@ pub(super) fn type_name(v: &Cel) -> &'static str {
         Cel::String(_) => "string",
         Cel::Bytes(_) => "bytes",
         Cel::Bool(_) => "bool",
+        Cel::Timestamp(_) => "google.protobuf.Timestamp",
+        Cel::Duration(_) => "google.protobuf.Duration",
         Cel::Null => "null_type",
         _ => "type",
     }
