@@ -4,7 +4,9 @@
 //! Each schema is also used as a `ServiceDefinition` `configSchema` (its `spec`), so the
 //! catalog loader and `instance::prepare` see the same schemas as the apiserver would.
 //!
-//! CEL rules (`x-kubernetes-validations`) are not evaluated here (a later issue).
+//! CEL rules (`x-kubernetes-validations`) are compiled with each schema and evaluated by
+//! `ConfigSchema::validate` (issue 11); gateway-api's own invalid examples
+//! (`gateway-api/invalid-examples/`) must fail with the messages of its rules.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -202,24 +204,24 @@ fn issue8_every_corpus_schema_passes_the_structural_checks() {
         assert!(crds.contains(&expected), "{expected:?} missing: {crds:?}");
     }
     assert!(versions.len() >= 11, "{} versions", versions.len());
-    // CEL rules are checked for syntax only and named as not evaluated (a later issue).
+    // Issue 11: CEL rules are compiled and enforced, no longer warned about.
     let git = versions
         .iter()
         .find(|v| v.kind == "GitRepository")
-        .map(|v| {
+        .expect("GitRepository is in the corpus");
+    assert!(git.schema.has_cel_rules());
+    for v in &versions {
+        assert!(
             v.schema
                 .warnings()
                 .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-        });
-    assert!(
-        git.as_ref().is_some_and(|w| w.contains(
-            &"properties.spec.x-kubernetes-validations: CEL rules are not evaluated by krm-catalog"
-                .to_owned()
-        )),
-        "{git:?}"
-    );
+                .all(|w| !w.path.to_string().contains("x-kubernetes-validations")),
+            "{} {}: {:?}",
+            v.file,
+            v.name,
+            v.schema.warnings()
+        );
+    }
     for v in &versions {
         let catalog = service_catalog(v);
         assert_eq!(catalog.services().len(), 1, "{} {}", v.file, v.name);
@@ -481,15 +483,20 @@ fn issue8_invalid_mutations_are_rejected_at_their_field_path() {
             "config_samples_source_v1_gitrepository.yaml",
             "gitrepository-sample",
             Change::Set("/spec/provider", json!("gitlab")),
-            Err(
+            // GitRepository has CEL rules: an enum error blocks them (issue 11, `hasBlockingErr`).
+            Err(concat!(
+                "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation\n",
                 r#"spec.provider: Unsupported value: "gitlab": supported values: "generic", "aws", "azure", "github""#,
-            ),
+            )),
         ),
         (
             "config_samples_source_v1_gitrepository.yaml",
             "gitrepository-sample",
             Change::Remove("/spec/interval"),
-            Err("spec.interval: Required value"),
+            Err(concat!(
+                "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation\n",
+                "spec.interval: Required value"
+            )),
         ),
         // --- gateway-api HTTPRoute v1
         (
@@ -512,9 +519,11 @@ fn issue8_invalid_mutations_are_rejected_at_their_field_path() {
             "examples_standard_http-filter.yaml",
             "http-filter-1",
             Change::Set("/spec/rules/0/backendRefs/0/weight", json!("1")),
-            Err(
+            // A type error blocks the CEL rules (issue 11); a maximum (above) does not.
+            Err(concat!(
+                "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation\n",
                 r#"spec.rules[0].backendRefs[0].weight: Invalid value: "1": must be of type integer"#,
-            ),
+            )),
         ),
         // --- kyverno PolicyException v2
         (
@@ -532,10 +541,176 @@ fn issue8_invalid_mutations_are_rejected_at_their_field_path() {
             .map_or_else(|| panic!("no example {name} in {file}"), |(_, o)| o);
         let v = version_of(&versions, &obj).unwrap_or_else(|| panic!("no CRD for {file}"));
         let got = admit(v, &mutate(&obj, change)).map(|_| ());
-        let want = expected.map_err(|e| vec![e.to_owned()]);
+        // One expected error per line.
+        let want = expected.map_err(|e| e.lines().map(str::to_owned).collect::<Vec<_>>());
         if got != want {
             failures.push(format!("{file} {name}: want {want:?}\n  got {got:?}"));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Every `x-kubernetes-validations` rule of a schema (its schema path and rule), found in the
+/// raw JSON independently of `schema::cel`.
+fn cel_rules(node: &Value, path: &str, out: &mut Vec<(String, String)>) {
+    match node {
+        Value::Object(m) => {
+            if let Some(Value::Array(rules)) = m.get("x-kubernetes-validations") {
+                for (i, r) in rules.iter().enumerate() {
+                    out.push((
+                        format!("{path}.x-kubernetes-validations[{i}]"),
+                        r["rule"].as_str().unwrap_or_default().to_owned(),
+                    ));
+                }
+            }
+            for (k, v) in m {
+                if k != "x-kubernetes-validations" {
+                    cel_rules(v, &format!("{path}.{k}"), out);
+                }
+            }
+        }
+        Value::Array(a) => {
+            for (i, v) in a.iter().enumerate() {
+                cel_rules(v, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn issue11_every_corpus_cel_rule_compiles() {
+    // `versions()` parses every schema with `ConfigSchema::parse`, which compiles every rule
+    // (a rule that does not compile fails it with its schema path); count what was compiled.
+    let versions = versions();
+    let mut total = 0;
+    for v in &versions {
+        let mut rules = Vec::new();
+        cel_rules(v.schema.raw(), "", &mut rules);
+        assert_eq!(
+            v.schema.has_cel_rules(),
+            !rules.is_empty(),
+            "{} {}",
+            v.file,
+            v.name
+        );
+        total += rules.len();
+    }
+    // gateway-api's HTTPRoute alone carries dozens; flux and kyverno some.
+    assert!(total >= 60, "only {total} CEL rules in the corpus");
+    // A rule that does not compile fails the load with its schema path.
+    let bad = json!({"type": "object", "properties": {"spec": {"type": "object",
+        "x-kubernetes-validations": [{"rule": "self.a ==", "message": "m"}]}}});
+    let problems = ConfigSchema::parse(&bad).expect_err("a broken rule fails the schema");
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(
+        problems[0]
+            .to_string()
+            .starts_with("properties.spec.x-kubernetes-validations[0].rule: compilation failed: "),
+        "{problems:?}"
+    );
+}
+
+/// gateway-api's invalid examples (`hack/invalid-examples/standard/`) and what the apiserver
+/// says about each: the messages of the CRDs' own CEL rules (or, for the schema keywords,
+/// the OpenAPI error), at their field paths.
+const INVALID_EXAMPLES: &[(&str, &[&str])] = &[
+    (
+        "gatewayclass_invalid-controller.yaml",
+        &[
+            r#"spec.controllerName: Invalid value: "example": must match the regular expression "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[A-Za-z0-9\\/\\-._~%!$&'()*+,;=:]+$""#,
+        ],
+    ),
+    (
+        "httproute_httproute-portless-backend.yaml",
+        &["spec.rules[0].backendRefs[0]: Invalid value: Must have port for Service reference"],
+    ),
+    (
+        "httproute_httproute-portless-service.yaml",
+        &["spec.rules[0].backendRefs[0]: Invalid value: Must have port for Service reference"],
+    ),
+    (
+        "httproute_invalid-backend-port.yaml",
+        &[
+            "spec.rules[0].backendRefs[0].port: Invalid value: 800080: must be less than or equal to 65535",
+        ],
+    ),
+    (
+        "httproute_invalid-filter-duplicate.yaml",
+        &["spec.rules[0].filters: Invalid value: RequestHeaderModifier filter cannot be repeated"],
+    ),
+    (
+        "httproute_invalid-filter-empty.yaml",
+        &[
+            "spec.rules[0].filters[0]: Invalid value: filter.requestHeaderModifier must be specified for RequestHeaderModifier filter.type",
+        ],
+    ),
+    (
+        "httproute_invalid-filter-wrong-field.yaml",
+        &[
+            "spec.rules[0].filters[0]: Invalid value: filter.requestHeaderModifier must be specified for RequestHeaderModifier filter.type",
+            "spec.rules[0].filters[0]: Invalid value: filter.requestRedirect must be nil if the filter.type is not RequestRedirect",
+        ],
+    ),
+    (
+        "httproute_invalid-httpredirect-hostname.yaml",
+        &[
+            r#"spec.rules[0].filters[0].requestRedirect.hostname: Invalid value: "*.gateway.networking.k8s.io": must match the regular expression "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$""#,
+            "spec.rules[0]: Invalid value: RequestRedirect filter must not be used together with backendRefs",
+        ],
+    ),
+    (
+        // An enum violation blocks CEL evaluation, as in the apiserver (`hasBlockingErr`).
+        "httproute_invalid-method.yaml",
+        &[
+            "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+            r#"spec.rules[0].matches[0].method: Unsupported value: "NOTREAL": supported values: "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT", "OPTIONS", "TRACE", "PATCH""#,
+        ],
+    ),
+    (
+        "httproute_invalid-path-alphanum-specialchars-mix.yaml",
+        &[
+            "spec.rules[0].matches[0].path: Invalid value: must only contain valid characters (matching ^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$) for types ['Exact', 'PathPrefix']",
+        ],
+    ),
+    (
+        "httproute_invalid-path-specialchars.yaml",
+        &[
+            "spec.rules[0].matches[0].path: Invalid value: must only contain valid characters (matching ^(?:[-A-Za-z0-9/._~!$&'()*+,;=:@]|[%][0-9a-fA-F]{2})+$) for types ['Exact', 'PathPrefix']",
+        ],
+    ),
+    (
+        "httproute_invalid-request-redirect-with-backendref.yaml",
+        &[
+            "spec.rules[0]: Invalid value: RequestRedirect filter must not be used together with backendRefs",
+        ],
+    ),
+];
+
+#[test]
+fn issue11_gateway_api_invalid_examples_fail_with_their_rules_messages() {
+    let versions = versions();
+    let dir = corpus_dir().join("gateway-api/invalid-examples");
+    let mut seen = BTreeSet::new();
+    for file in files(&dir) {
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for obj in documents(&file) {
+            let v = version_of(&versions, &obj)
+                .unwrap_or_else(|| panic!("{name}: no corpus CRD for {}", obj["kind"]));
+            let errors = admit(v, &obj).expect_err(&format!("{name} must be rejected"));
+            if let Some((_, expected)) = INVALID_EXAMPLES.iter().find(|(f, _)| *f == name) {
+                assert_eq!(errors, *expected, "{name}");
+                seen.insert(name.clone());
+            }
+        }
+    }
+    let missing: Vec<&str> = INVALID_EXAMPLES
+        .iter()
+        .map(|(f, _)| *f)
+        .filter(|f| !seen.contains(*f))
+        .collect();
+    assert!(missing.is_empty(), "examples not found: {missing:?}");
 }

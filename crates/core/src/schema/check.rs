@@ -172,12 +172,6 @@ impl Checker {
         if s.x_embedded_resource {
             self.embedded_rules(s, path);
         }
-        if p.has_validations {
-            self.warning(
-                &path.key("x-kubernetes-validations"),
-                "CEL rules are not evaluated by krm-catalog".to_owned(),
-            );
-        }
         // OpenAPI's numeric formats on their own types (kubebuilder writes `int32`/`int64` on
         // every Go integer field) only document the width; kube-openapi ignores them, and so do
         // we, without a warning on every run for every real CRD.
@@ -446,18 +440,13 @@ impl Checker {
                 );
             }
         }
-        if p.has_validations {
-            if cel_allowed {
-                self.warning(
-                    &path.key("x-kubernetes-validations"),
-                    "CEL rules are not evaluated by krm-catalog".to_owned(),
-                );
-            } else {
-                self.problem(
-                    &path.key("x-kubernetes-validations"),
-                    "`x-kubernetes-validations` inside anyOf/oneOf/not is not allowed (only under allOf)".to_owned(),
-                );
-            }
+        // Rules under allOf are compiled and evaluated by `cel`; elsewhere in junctors upstream
+        // forbids them.
+        if p.has_validations && !cel_allowed {
+            self.problem(
+                &path.key("x-kubernetes-validations"),
+                "`x-kubernetes-validations` inside anyOf/oneOf/not is not allowed (only under allOf)".to_owned(),
+            );
         }
         if p.properties.iter().any(|(k, _)| *k == "metadata") {
             self.problem(
@@ -1192,17 +1181,13 @@ mod tests {
     }
 
     #[test]
-    fn cel_rules_are_accepted_with_a_warning() {
+    fn cel_rules_are_accepted_without_a_warning() {
+        // Issue 11: rules are compiled and evaluated now (schema::cel), so no warning.
         let schema = obj(json!({"a": {"type": "string", "x-kubernetes-validations": [
-            {"rule": "self.size() > 1", "message": "too short", "reason": "FieldValueInvalid", "fieldPath": ".a", "optionalOldSelf": true}]}}));
+            {"rule": "self.size() > 1", "message": "too short", "reason": "FieldValueInvalid", "optionalOldSelf": true}]}}));
         let c = parsed(&schema);
-        assert_eq!(
-            c.warnings(),
-            [SchemaProblem {
-                path: "properties.a.x-kubernetes-validations".into(),
-                message: "CEL rules are not evaluated by krm-catalog".into()
-            }]
-        );
+        assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+        assert!(c.has_cel_rules());
         // Allowed under allOf, not under anyOf/oneOf/not.
         assert!(field_problems(json!({"type": "string", "allOf": [{"x-kubernetes-validations": [{"rule": "true"}]}]})).is_empty());
         let found = field_problems(

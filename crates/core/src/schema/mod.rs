@@ -18,8 +18,11 @@
 //! - `decode`: one node read like `JSONSchemaProps`, the problem collector (uses `structural`,
 //!   `goregex`);
 //! - `check`: the structural-schema checks (uses all of the above);
+//! - `cel/`: `x-kubernetes-validations` compiled and evaluated (uses `structural`, `duration`,
+//!   `validate`);
 //! - this file: `ConfigSchema`, the public entry point, and the re-exports.
 
+mod cel;
 mod check;
 mod convert;
 mod decode;
@@ -34,6 +37,8 @@ mod structural;
 mod testutil;
 mod validate;
 
+use std::sync::Arc;
+
 use jsonschema::Validator;
 use serde_json::Value;
 
@@ -41,11 +46,16 @@ use decode::{Checker, Level};
 
 use crate::diagnostics::FieldPath;
 
+pub use cel::{CelRules, PER_CALL_LIMIT, VALIDATION_BUDGET};
 pub use convert::to_json_schema;
 pub use formats::check_format;
 pub use prune::{OBJECT_META_FIELDS, prune};
 pub use structural::{AdditionalProperties, FieldError, SchemaProblem, Structural};
-pub use validate::{CompileError, compile, validate_with};
+pub use validate::{CompileError, compile, has_blocking_error, validate_with};
+
+/// The field error the apiserver adds instead of evaluating CEL rules on an object with blocking
+/// errors (apiextensions-apiserver `pkg/registry/customresource/strategy.go` `hasBlockingErr`).
+pub const CEL_NOT_CHECKED: &str = "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
 
 /// A checked CRD-style config schema with its converted JSON Schema and compiled validator.
 #[derive(Debug, Clone)]
@@ -55,6 +65,8 @@ pub struct ConfigSchema {
     json_schema: Value,
     warnings: Vec<SchemaProblem>,
     validator: Validator,
+    /// Its compiled `x-kubernetes-validations`, if it has any.
+    cel: Option<Arc<CelRules>>,
 }
 
 impl ConfigSchema {
@@ -72,6 +84,7 @@ impl ConfigSchema {
         if !checker.problems.is_empty() {
             return Err(checker.problems);
         }
+        let cel = CelRules::compile(raw, &structural)?.map(Arc::new);
         match compile(&json_schema) {
             Ok(validator) => Ok(ConfigSchema {
                 raw: raw.clone(),
@@ -79,6 +92,7 @@ impl ConfigSchema {
                 json_schema,
                 warnings: checker.warnings,
                 validator,
+                cel,
             }),
             // Our checks should catch everything the compiler rejects; report it if they did not.
             Err(e) => Err(vec![SchemaProblem {
@@ -112,10 +126,37 @@ impl ConfigSchema {
         &self.warnings
     }
 
-    /// Validate an instance (e.g. a service's `config`) and return every error.
+    /// Whether the schema carries `x-kubernetes-validations` rules.
+    #[must_use]
+    pub fn has_cel_rules(&self) -> bool {
+        self.cel.is_some()
+    }
+
+    /// Validate an instance (e.g. a service's `config`) and return every error: the OpenAPI
+    /// validation, then the CEL rules, as the apiserver does (`strategy.go` `Validate`): the
+    /// rules run only when no blocking error (wrong type, enum, required, too long, too many)
+    /// was found, else one error says they were not checked.
     #[must_use]
     pub fn validate(&self, instance: &Value) -> Vec<FieldError> {
-        validate_with(&self.validator, &self.json_schema, instance)
+        let mut errors = validate_with(&self.validator, &self.json_schema, instance);
+        let blocked = !errors.is_empty() && has_blocking_error(&self.validator, instance);
+        errors.extend(self.validate_rules(instance, blocked));
+        errors
+    }
+
+    /// The CEL rules' errors on `instance`, for a caller that ran the OpenAPI validation itself
+    /// (a service instance validates its config inside a larger schema): `blocked` says whether
+    /// that found a blocking error, in which case one error says the rules were not checked.
+    #[must_use]
+    pub fn validate_rules(&self, instance: &Value, blocked: bool) -> Vec<FieldError> {
+        match &self.cel {
+            None => Vec::new(),
+            Some(_) if blocked => vec![FieldError {
+                path: FieldPath::root(),
+                message: CEL_NOT_CHECKED.to_owned(),
+            }],
+            Some(cel) => cel.validate(&self.structural, instance),
+        }
     }
 }
 
@@ -173,6 +214,37 @@ mod tests {
             [
                 r"loadBalancerAddressPool[1]: Invalid value: 1: must be of type string",
                 "publicLoadBalancerIPs: Required value"
+            ]
+        );
+    }
+
+    #[test]
+    fn cel_rules_run_after_openapi_validation_unless_it_found_a_blocking_error() {
+        let c = parsed(&json!({"type": "object", "properties": {
+            "min": {"type": "integer", "maximum": 10}, "max": {"type": "integer"},
+            "mode": {"type": "string", "enum": ["a", "b"]}},
+            "x-kubernetes-validations": [{"rule": "self.min <= self.max", "message": "min must not exceed max"}]}));
+        let shown =
+            |v: Value| -> Vec<String> { c.validate(&v).iter().map(ToString::to_string).collect() };
+        assert!(shown(json!({"min": 1, "max": 2})).is_empty());
+        assert_eq!(
+            shown(json!({"min": 3, "max": 2})),
+            ["Invalid value: min must not exceed max"]
+        );
+        // A maximum violation does not block the rules (upstream: ErrorTypeInvalid).
+        assert_eq!(
+            shown(json!({"min": 11, "max": 2})),
+            [
+                "min: Invalid value: 11: must be less than or equal to 10",
+                "Invalid value: min must not exceed max"
+            ]
+        );
+        // An enum violation does (ErrorTypeNotSupported): one error says so instead.
+        assert_eq!(
+            shown(json!({"min": 3, "max": 2, "mode": "c"})),
+            [
+                r#"mode: Unsupported value: "c": supported values: "a", "b""#,
+                CEL_NOT_CHECKED
             ]
         );
     }

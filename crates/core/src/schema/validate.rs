@@ -120,6 +120,25 @@ pub fn validate_with(validator: &Validator, schema: &Value, instance: &Value) ->
     out
 }
 
+/// Whether an error the apiserver counts as blocking CEL validation is among the errors
+/// (apiextensions-apiserver `pkg/registry/customresource/strategy.go` `hasBlockingErr` at
+/// 1aa2717a552ee6ca1e2a18f1f8ffccde981db923: wrong type, unsupported enum value, required,
+/// too long, too many items or properties).
+#[must_use]
+pub fn has_blocking_error(validator: &Validator, instance: &Value) -> bool {
+    validator.iter_errors(instance).any(|e| {
+        matches!(
+            e.kind(),
+            ValidationErrorKind::Type { .. }
+                | ValidationErrorKind::Enum { .. }
+                | ValidationErrorKind::Required { .. }
+                | ValidationErrorKind::MaxLength { .. }
+                | ValidationErrorKind::MaxItems { .. }
+                | ValidationErrorKind::MaxProperties { .. }
+        )
+    })
+}
+
 #[allow(clippy::too_many_lines)] // one arm per error kind reads best as a single table
 fn map_error(
     err: &ValidationError<'_>,
@@ -256,7 +275,7 @@ fn instance_path(pointer: &str, instance: &Value) -> FieldPath {
 }
 
 /// Compact JSON, cut to about 64 characters.
-fn render_value(v: &Value) -> String {
+pub(super) fn render_value(v: &Value) -> String {
     let text = v.to_string();
     if text.chars().count() <= MAX_SHOWN_VALUE {
         return text;

@@ -58,6 +58,11 @@ impl InstanceSchema {
     pub fn validate(&self, instance: &Value) -> Vec<FieldError> {
         schema::validate_with(&self.validator, &self.json_schema, instance)
     }
+
+    /// Whether the errors of [`Self::validate`] include one the apiserver lets block CEL rules.
+    pub fn has_blocking_error(&self, instance: &Value) -> bool {
+        schema::has_blocking_error(&self.validator, instance)
+    }
 }
 
 /// The compiled instance schemas of one catalog's services, each built on first use and kept:
@@ -192,7 +197,7 @@ pub fn prepare(
     };
     let target = Target {
         structural: &schema.structural,
-        validate: &|v| schema.validate(v),
+        validate: &|v| validate_instance(schema, def, v),
         resource_root: false,
     };
     let (value, warnings) = admit(&target, value, path, unknown, |value| {
@@ -208,6 +213,29 @@ pub fn prepare(
         value,
         warnings,
     })
+}
+
+/// Every validation error of a defaulted service instance: its instance schema, then its
+/// config schema's CEL rules on `config`, as the apiserver runs rules after its schema
+/// validation (issue 11).
+fn validate_instance(
+    schema: &InstanceSchema,
+    def: &ServiceDefinition,
+    instance: &Value,
+) -> Vec<FieldError> {
+    let mut errors = schema.validate(instance);
+    if let (Some(config_schema), Some(config)) = (&def.config_schema, instance.get("config"))
+        && config_schema.has_cel_rules()
+    {
+        let blocked = !errors.is_empty() && schema.has_blocking_error(instance);
+        let config_path = FieldPath::root().key("config");
+        let rules = config_schema.validate_rules(config, blocked);
+        errors.extend(rules.into_iter().map(|e| FieldError {
+            path: config_path.join(&e.path),
+            message: e.message,
+        }));
+    }
+    errors
 }
 
 /// The defaulting step of a service instance: `status` from the definition when missing
