@@ -17,9 +17,18 @@ use crate::results::Diagnostic as _;
 pub(super) enum CatalogCommand {
     /// Show what a catalog holds before you trust it: name, version, digest, publisher,
     /// services, kinds with their runtimes and pins, templates
+    ///
+    /// Per function kind and version: description, publisher, license, home, maintainers,
+    /// tags, usage and example links, the runtime with its digests (image, exec binaries per
+    /// platform), requireNetwork, requireStorageMount, idempotent and the config schema's
+    /// top-level fields; per service: chart, cluster types and config fields.
     View {
         /// A directory or file, `https://…` (optionally `#sha256=<hex>`), `oci://…`, or `builtin`
         reference: String,
+        /// `text` (for people), `yaml` or `json` (for machines: stable field names, see the
+        /// README)
+        #[arg(short, long, value_enum, default_value = "text")]
+        output: super::catalog_view::Format,
     },
     /// Fill in every missing sha256 of a local catalog's runtimes (images from their registry,
     /// binaries from their download), editing the files in place
@@ -60,7 +69,7 @@ pub(super) enum CatalogCommand {
 /// Run a `catalog` subcommand.
 pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
     match command {
-        CatalogCommand::View { reference } => catalog_view(&reference),
+        CatalogCommand::View { reference, output } => catalog_view(&reference, output),
         CatalogCommand::Pull { references } => catalog_pull(&references),
         CatalogCommand::Lock { path } => catalog_lock(&path),
         CatalogCommand::Verify { reference } => catalog_verify(&reference),
@@ -256,7 +265,7 @@ fn catalog_pull(references: &[String]) -> Result<(), CliError> {
     }
 }
 
-fn catalog_view(reference: &str) -> Result<(), CliError> {
+fn catalog_view(reference: &str, format: super::catalog_view::Format) -> Result<(), CliError> {
     let source = parse_reference(reference)?;
     let remote = !source.is_path();
     let bundle = if reference == "builtin" {
@@ -271,6 +280,11 @@ fn catalog_view(reference: &str) -> Result<(), CliError> {
     // standardPattern) is named, not loaded, so asking for one does not fail the view.
     let mut bundle = bundle;
     let borrows = bundle.standard_pattern.take();
+    let functions: Vec<crate::catalog::kep::Function> = bundle
+        .functions
+        .iter()
+        .map(|f| f.function.clone())
+        .collect();
     let (catalog, errors) = Catalog::merge(vec![bundle], false);
     error::fail_on_errors(
         errors
@@ -281,6 +295,10 @@ fn catalog_view(reference: &str) -> Result<(), CliError> {
     let Some(info) = catalog.bundles.first() else {
         return Err(CliError::Reported);
     };
+    let view = super::catalog_view::view(&source, info, borrows.as_deref(), &catalog, &functions);
+    if format != super::catalog_view::Format::Text {
+        return Stdout::print(&super::catalog_view::render(&view, format));
+    }
     let mut out = String::new();
     let _ = writeln!(out, "Source:    {}", info.origin.label());
     let _ = writeln!(
@@ -381,6 +399,7 @@ fn catalog_view(reference: &str) -> Result<(), CliError> {
         let (runtime, pinned) = describe_runtime(&catalog, kind);
         let _ = writeln!(out, "  {gvk}  {runtime}  {pinned}");
     }
+    out.push_str(&super::catalog_view::details(&view));
     let _ = writeln!(out, "\nTemplates ({}):", templates.len());
     for t in templates {
         let kind = if catalog::is_partial(t) {

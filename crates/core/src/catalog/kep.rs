@@ -703,8 +703,10 @@ mod tests {
         );
         assert_eq!(f.versions[0].maintainers, ["c@example.com"]);
         assert!(f.versions[1].examples.is_empty() && f.versions[1].maintainers.is_empty());
-        let bad = doc(&json!([{"group": "example.com", "names": {"kind": "G"}, "tags": ["ok", 3],
-            "versions": [{"name": "v1", "runtime": {"container": {"image": "x"}}}]}]));
+        let bad = doc(
+            &json!([{"group": "example.com", "names": {"kind": "G"}, "tags": ["ok", 3],
+            "versions": [{"name": "v1", "runtime": {"container": {"image": "x"}}}]}]),
+        );
         assert_eq!(
             messages(&bad),
             ["spec.krmFunctions[0].tags[1]: must be a string, not integer"]
