@@ -352,6 +352,8 @@ fn catalog_pull(
     platforms: &crate::runtime::exec::PullPlatforms,
 ) -> Result<(), CliError> {
     let remote = crate::remote::Remote::new(false);
+    // Pulling is filling the cache: one that cannot be written fails before any download.
+    remote.cache().check_writable()?;
     let mut failed = false;
     let mut out = String::new();
     for reference in references {
@@ -386,13 +388,6 @@ fn catalog_pull(
                 failed = true;
             }
         }
-    }
-    if remote.cache().root().is_none() {
-        crate::log!(
-            Level::Warn,
-            "no cache directory: set {} so that pulled catalogs and binaries are kept",
-            crate::env::CACHE
-        );
     }
     Stdout::print(&out)?;
     if failed {

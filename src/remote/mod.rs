@@ -416,8 +416,8 @@ impl Remote {
         }) {
             crate::log!(
                 crate::logger::Level::Warn,
-                "cannot write {}: {e}",
-                self.cache.describe()
+                "{}",
+                self.cache.not_writable(&e)
             );
         }
         bundle_from_bytes(origin, &name, &bytes)
@@ -470,8 +470,8 @@ impl Remote {
         if let Err(e) = store() {
             crate::log!(
                 crate::logger::Level::Warn,
-                "cannot write {}: {e}",
-                self.cache.describe()
+                "{}",
+                self.cache.not_writable(&e)
             );
         }
         let mut bundle = bundle_from_layers(origin, &artifact.layers)?;

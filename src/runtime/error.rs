@@ -156,7 +156,7 @@ pub enum RuntimeError {
     },
     /// No cache, and no private temporary directory could be made.
     #[error(
-        "cannot create a directory for the binary in {base}{reason}; set KRM_CATALOG_CACHE to a directory"
+        "cannot create a directory for the binary in {base}{reason}; set KRM_CATALOG_CACHE to a writable directory (in a container, mount one: `--mount type=bind,src=…,dst=/cache` and `KRM_CATALOG_CACHE=/cache`)"
     )]
     TempDir {
         /// The system's temporary directory.

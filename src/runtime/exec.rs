@@ -116,8 +116,8 @@ pub fn prepare(
     if let Err(e) = remote.cache().put_blob(&download) {
         crate::log!(
             crate::logger::Level::Warn,
-            "cannot write {}: {e}",
-            remote.cache().describe()
+            "{}",
+            remote.cache().not_writable(&e)
         );
     }
     install(&binary, remote)
@@ -254,12 +254,12 @@ fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, RuntimeError> {
         }
         let _ = fs_err::remove_file(&path);
     }
-    for d in [&dir, &tmp_dir] {
-        fs_err::create_dir_all(d)?;
-    }
     let tmp = tmp_dir.join(format!("bin.{hex}.{}", std::process::id()));
     let result = (|| {
         use std::io::Write as _;
+        for d in [&dir, &tmp_dir] {
+            fs_err::create_dir_all(d)?;
+        }
         let mut file = fs_err::File::create(&tmp)?;
         file.write_all(binary)?;
         file.sync_all()?;
@@ -269,6 +269,11 @@ fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, RuntimeError> {
     })();
     if let Err(error) = result {
         let _ = fs_err::remove_file(&tmp);
+        if remote.cache().root().is_some() {
+            // The cache directory (a container's missing home, a read-only mount): say which,
+            // and what to mount and set.
+            return Err(remote.cache().not_writable(&error).into());
+        }
         return Err(RuntimeError::Install {
             dir: dir.display().to_string(),
             error,

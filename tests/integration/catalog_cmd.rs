@@ -308,3 +308,72 @@ fn issue11_pull_of_a_local_catalog_installs_its_exec_binaries() {
         stderr(&out)
     );
 }
+
+/// The container image runs as `nobody`, whose home is `/nonexistent`: a cache directory that
+/// cannot be written, or none at all, is said with the directory, the variable it came from,
+/// what to mount and what to set, never as a bare `Permission denied`.
+#[test]
+fn issue11_an_unwritable_cache_dir_says_what_to_mount_and_set() {
+    let pkg = TestContext::new();
+    pkg.write("echo-fn", ECHO);
+    pkg.write(
+        "catalog.yaml",
+        exec_catalog("file://echo-fn", "echo-fn", Some(&sha256_hex(ECHO))).as_bytes(),
+    );
+    // A path under a regular file cannot be created, whoever runs the test (root too).
+    let file = pkg.write("not-a-dir", b"x");
+    let cache = file.join("cache");
+    let cache = cache.to_string_lossy();
+    let hints = [
+        "set KRM_CATALOG_CACHE to a writable directory",
+        // (the function's results quote the message, so no `"` here)
+        "--mount type=bind,src=",
+        "dst=/cache",
+        "-e KRM_CATALOG_CACHE=/cache",
+        "`krm-catalog catalog pull` on the host fills it",
+    ];
+    let out = pkg.run_with(
+        &[],
+        &input("Echo", RUN_EXEC),
+        &[("KRM_CATALOG_CACHE", &cache)],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    let said = format!("cannot write the cache directory {cache} (from $KRM_CATALOG_CACHE): ");
+    assert!(text.contains(&said), "{text}");
+    for hint in hints {
+        assert!(text.contains(hint), "no {hint:?} in\n{text}");
+    }
+    // `catalog pull` checks the cache before fetching anything.
+    let out = pkg.run_with(
+        &["catalog", "pull", "catalog.yaml"],
+        "",
+        &[("KRM_CATALOG_CACHE", &cache)],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains(&said), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    // No cache variable and the image's home: no directory is guessed (or created).
+    let existed = std::path::Path::new("/nonexistent").exists();
+    let out = pkg.run_with(
+        &["catalog", "pull", "catalog.yaml"],
+        "",
+        &[
+            ("KRM_CATALOG_CACHE", ""),
+            ("XDG_CACHE_HOME", ""),
+            ("HOME", "/nonexistent"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "no cache directory: $HOME is /nonexistent (this user has no home directory, as in the container image); set KRM_CATALOG_CACHE"
+        ),
+        "{err}"
+    );
+    for hint in hints {
+        assert!(err.contains(hint), "no {hint:?} in\n{err}");
+    }
+    assert_eq!(std::path::Path::new("/nonexistent").exists(), existed);
+}
