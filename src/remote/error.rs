@@ -148,7 +148,7 @@ pub enum RemoteError {
 
 /// What to do about a cache directory that cannot be written: the variable to set, and how to
 /// mount a writable one into the container (docker, kpt).
-pub(super) fn cache_hint() -> String {
+pub fn cache_hint() -> String {
     let var = crate::env::CACHE;
     format!(
         "set {var} to a writable directory; in a container, mount one and point {var} at it: \

@@ -14,7 +14,7 @@ use crate::catalog::{Bundle, CatalogError, Origin};
 use crate::catalog_ref::{CatalogRef, Digest};
 use crate::verify::sha256_hex;
 use cache::{Cache, RefEntry};
-pub use error::RemoteError;
+pub use error::{RemoteError, cache_hint};
 use net::{Net, Refusal, SetupError, check_transport};
 
 /// Whether a remote reference matches a `trustedCatalogs` entry: exactly, by its repository

@@ -309,6 +309,8 @@ fn private_temp_dir() -> Result<PathBuf, RuntimeError> {
     Err(RuntimeError::TempDir {
         base: base.display().to_string(),
         reason,
+        no_cache: crate::env::no_cache_reason(),
+        hint: crate::remote::cache_hint(),
     })
 }
 

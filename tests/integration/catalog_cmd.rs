@@ -376,4 +376,26 @@ fn issue11_an_unwritable_cache_dir_says_what_to_mount_and_set() {
         assert!(err.contains(hint), "no {hint:?} in\n{err}");
     }
     assert_eq!(std::path::Path::new("/nonexistent").exists(), existed);
+    // A run in that world with no writable temporary directory either (the `scratch` image
+    // under kpt): the binary has nowhere to go, and the error says what to mount and set.
+    let out = pkg.run_with(
+        &[],
+        &input("Echo", RUN_EXEC),
+        &[
+            ("KRM_CATALOG_CACHE", ""),
+            ("XDG_CACHE_HOME", ""),
+            ("HOME", "/nonexistent"),
+            ("TMPDIR", &file.join("tmp").to_string_lossy()),
+        ],
+    );
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("no cache directory ($HOME is /nonexistent (this user has no home directory, as in the container image)) and no directory for the binary in "),
+        "{text}"
+    );
+    for hint in hints {
+        assert!(text.contains(hint), "no {hint:?} in\n{text}");
+    }
+    assert_eq!(std::path::Path::new("/nonexistent").exists(), existed);
 }
