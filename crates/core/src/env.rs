@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// Cache directory (default `$XDG_CACHE_HOME/krm-catalog`, else `~/.cache/krm-catalog`).
+/// Cache directory (default `$XDG_CACHE_HOME/krm-catalog`, else `~/.cache/krm-catalog`; none
+/// for a home of `/` or [`NO_HOME`]).
 pub const CACHE: &str = "KRM_CATALOG_CACHE";
 /// Catalog paths (`:`-separated) loaded right after the built-in catalog and before
 /// `spec.catalogs`: how a derived container image bakes in a team's catalog (default none).
