@@ -215,6 +215,16 @@ pub enum ExplainError {
         /// The kinds there are, joined.
         known: String,
     },
+    /// A function kind whose catalog gives none of its versions a schema.
+    #[error(
+        "function kind \"{kind}\" ({versions}) has no schema: its catalog sets no versions[].schema.openAPIV3Schema, so its config is neither checked nor explained; the function's own documentation (usage) describes it"
+    )]
+    NoSchema {
+        /// The kind.
+        kind: String,
+        /// Its group/version/kinds, joined.
+        versions: String,
+    },
     /// No field of that name.
     #[error("field \"{field}\" does not exist in {kind}.{walked}{hint}")]
     UnknownField {

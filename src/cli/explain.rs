@@ -1,12 +1,15 @@
-//! `krm-catalog explain KIND[.field.path]`, in the shape of `kubectl explain`.
+//! `krm-catalog explain KIND[.field.path]`, in the shape of `kubectl explain`: service kinds,
+//! `ServiceSet`, `ResolveCatalog`, and the function kinds of the catalogs given (their
+//! versions' `openAPIV3Schema`).
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
 use super::{CatalogArgs, CliError, ExplainError, Stdout, load_for_command};
-use crate::catalog::Catalog;
 use crate::catalog::schema::{self, Flavor};
+use crate::catalog::{Catalog, Kind};
+use crate::gvk::Gvk;
 
 /// The schema of a kind given by name (case-insensitive), or a service ID.
 pub fn schema_for_kind(
@@ -25,20 +28,100 @@ pub fn schema_for_kind(
         .iter()
         .find(|s| s.definition.gvk.kind.eq_ignore_ascii_case(kind) || s.definition.id == kind);
     if let Some(s) = found {
-        Ok(schema::service_object(s, flavor))
-    } else {
-        let mut kinds: Vec<&str> = vec!["ServiceSet", crate::config::KIND];
-        kinds.extend(
-            catalog
-                .services()
-                .iter()
-                .map(|s| s.definition.gvk.kind.as_str()),
-        );
-        Err(ExplainError::UnknownKind {
-            kind: kind.to_owned(),
-            hint: crate::suggest::hint(kind, kinds.iter().copied()),
-            known: kinds.join(", "),
+        return Ok(schema::service_object(s, flavor));
+    }
+    if let Some(found) = function_kind(catalog, kind, flavor) {
+        return found;
+    }
+    let mut kinds: Vec<&str> = vec!["ServiceSet", crate::config::KIND];
+    kinds.extend(
+        catalog
+            .services()
+            .iter()
+            .map(|s| s.definition.gvk.kind.as_str()),
+    );
+    for (gvk, k) in catalog.kinds() {
+        if matches!(k, Kind::Function { .. }) && !kinds.contains(&gvk.kind.as_str()) {
+            kinds.push(gvk.kind.as_str());
+        }
+    }
+    Err(ExplainError::UnknownKind {
+        kind: kind.to_owned(),
+        hint: crate::suggest::hint(kind, kinds.iter().copied()),
+        known: kinds.join(", "),
+    })
+}
+
+/// The schema of the function kind of that name (case-insensitive): of its versions, the
+/// preferred one (kubectl's order: GA, then beta, then alpha, higher numbers first) among
+/// those with a schema. `None`: no function kind of that name; `Some(Err)`: none of its
+/// versions has a schema.
+fn function_kind(
+    catalog: &Catalog,
+    kind: &str,
+    flavor: Flavor,
+) -> Option<Result<Value, ExplainError>> {
+    let versions: Vec<(&Gvk, Option<_>)> = catalog
+        .kinds()
+        .into_iter()
+        .filter_map(|(gvk, k)| match k {
+            Kind::Function { schema, .. } if gvk.kind.eq_ignore_ascii_case(kind) => {
+                Some((gvk, schema.as_deref()))
+            }
+            _ => None,
         })
+        .collect();
+    let first = versions.first()?.0;
+    let preferred = versions
+        .iter()
+        .filter_map(|(gvk, s)| s.map(|s| (*gvk, s)))
+        .min_by_key(|(gvk, _)| version_priority(&gvk.version));
+    let preferred = preferred.map(|(gvk, s)| schema::function_object(gvk, s, flavor));
+    Some(preferred.ok_or_else(|| {
+        ExplainError::NoSchema {
+            kind: first.kind.clone(),
+            versions: versions
+                .iter()
+                .map(|(gvk, _)| gvk.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }))
+}
+
+/// Sort key of a Kubernetes version, smallest first: `v2` < `v1` < `v1beta2` < `v1beta1` <
+/// `v1alpha1` < anything else (by name) (apimachinery `CompareKubeAwareVersionStrings`).
+fn version_priority(version: &str) -> (u8, std::cmp::Reverse<u64>, std::cmp::Reverse<u64>, String) {
+    let parsed = version.strip_prefix('v').and_then(|rest| {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let major: u64 = rest[..digits].parse().ok()?;
+        let tail = &rest[digits..];
+        let (class, minor) = if tail.is_empty() {
+            (0, "0")
+        } else if let Some(n) = tail.strip_prefix("beta") {
+            (1, n)
+        } else if let Some(n) = tail.strip_prefix("alpha") {
+            (2, n)
+        } else {
+            return None;
+        };
+        Some((class, major, minor.parse::<u64>().ok()?))
+    });
+    match parsed {
+        Some((class, major, minor)) => (
+            class,
+            std::cmp::Reverse(major),
+            std::cmp::Reverse(minor),
+            String::new(),
+        ),
+        None => (
+            3,
+            std::cmp::Reverse(0),
+            std::cmp::Reverse(0),
+            version.to_owned(),
+        ),
     }
 }
 
@@ -194,4 +277,40 @@ pub fn run(target: &str, args: &CatalogArgs) -> Result<(), CliError> {
         }
     }
     Stdout::print(&out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::version_priority;
+
+    /// Issue 11: `explain Resize` shows the version kubectl would prefer.
+    #[test]
+    fn issue11_versions_sort_as_kubectl_prefers_them() {
+        let mut versions = vec![
+            "v1alpha1",
+            "v1",
+            "foo",
+            "v2beta1",
+            "v1beta2",
+            "v2",
+            "v1beta1",
+            "v10alpha2",
+            "bar",
+        ];
+        versions.sort_by_key(|v| version_priority(v));
+        assert_eq!(
+            versions,
+            [
+                "v2",
+                "v1",
+                "v2beta1",
+                "v1beta2",
+                "v1beta1",
+                "v10alpha2",
+                "v1alpha1",
+                "bar",
+                "foo"
+            ]
+        );
+    }
 }

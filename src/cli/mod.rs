@@ -94,8 +94,11 @@ pub struct CatalogArgs {
     /// A function config to take catalogs from (ResolveCatalog, ConfigMap or ServiceSet)
     #[arg(long, value_name = "FILE")]
     fn_config: Option<PathBuf>,
-    /// An extra catalog directory or file (repeatable), searched after the built-in catalog
-    #[arg(long = "catalog", value_name = "PATH")]
+    /// An extra catalog (repeatable), searched after the built-in catalog: a directory or
+    /// file, an `https://` URL (optionally `#sha256=<hex>`) or `oci://REF`, as in a function
+    /// config's `spec.catalogs`. A remote catalog named here is trusted because you typed it
+    /// (a function config must list it in `trustedCatalogs`); a redirect elsewhere is not
+    #[arg(long = "catalog", value_name = "REF")]
     catalogs: Vec<String>,
     /// Leave out the built-in catalog
     #[arg(long)]
@@ -263,8 +266,11 @@ fn load_for_command(args: &CatalogArgs) -> Result<Catalog, CliError> {
         settings = fc.settings;
     }
     for (i, c) in args.catalogs.iter().enumerate() {
+        let source: CatalogRef = c.parse().map_err(CliError::Reference)?;
+        // The user who typed a remote reference trusts it (and nothing it redirects to).
+        settings.trusted_catalogs.extend(source.trust_entry());
         settings.catalogs.push(CatalogEntry {
-            source: CatalogRef::Path(c.clone()),
+            source,
             field: crate::diagnostics::FieldPath::root()
                 .key("--catalog")
                 .index(i),

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use super::classify::{Classified, Role};
 use super::expand::Expansion;
 use super::input::hydrate;
+use super::runtimes::Verified;
 use crate::functions::{self, Step};
 use crate::resource_list::{self, Item, Verbatim};
 use crate::results::Results;
@@ -16,7 +17,7 @@ use crate::results::Results;
 pub(super) fn assemble(
     items: Vec<Item>,
     classified: Classified,
-    mut verified: HashMap<usize, Step>,
+    mut verified: HashMap<usize, Verified>,
     expansion: Expansion,
     verbatim: &mut Option<Verbatim>,
     results: &mut Results,
@@ -54,11 +55,21 @@ pub(super) fn assemble(
                 ranges.push(range);
             }
             Role::Function(..) => match verified.remove(&i) {
-                Some(Step::Pinned(pinned)) => {
+                Some(Verified {
+                    step: Step::Pinned(pinned),
+                    ..
+                }) => {
                     out.push(Item::from(pinned));
                     ranges.push(None);
                 }
-                Some(Step::Run(program)) => {
+                Some(Verified {
+                    step: Step::Run(program),
+                    admitted,
+                }) => {
+                    // The runtime gets the item its kind's schema admitted (defaulted).
+                    if let Some(admitted) = admitted {
+                        item = Item::from(admitted);
+                    }
                     if resource_list::annotation(&item, resource_list::LOCAL_CONFIG).is_none() {
                         item = local_config(item);
                     }
@@ -66,7 +77,10 @@ pub(super) fn assemble(
                     out.push(item);
                     ranges.push(None);
                 }
-                Some(Step::Failed) | None => {
+                Some(Verified {
+                    step: Step::Failed, ..
+                })
+                | None => {
                     out.push(item);
                     ranges.push(range);
                 }

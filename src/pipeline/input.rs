@@ -22,13 +22,17 @@ impl Default for RunContext {
     }
 }
 
-/// A catalog given among the items (kubara `ServiceDefinition`/`Catalog`, KEP-2906 catalog).
+/// A catalog given among the items (kubara `ServiceDefinition`/`Catalog`, KEP-2906 catalog or
+/// `KRMFunctionDefinition`).
 pub(super) fn is_inline_catalog_item<T: Fields + ?Sized>(item: &T) -> bool {
     let api = resource_list::str_at(item, &["apiVersion"]);
     let kind = resource_list::str_at(item, &["kind"]);
     (api.starts_with("kubara.io/") && (kind == "ServiceDefinition" || kind == "Catalog"))
         || (api.starts_with("config.kubernetes.io/")
-            && (kind == "Catalog" || kind == "KRMFunctionCatalog"))
+            && matches!(
+                kind,
+                "Catalog" | "KRMFunctionCatalog" | "KRMFunctionDefinition"
+            ))
 }
 
 /// A `ServiceSet` of our services group.

@@ -6,6 +6,7 @@ mod cli;
 mod container;
 mod corpus;
 mod crd_corpus;
+mod function_kinds;
 mod golden;
 mod hardening_local;
 mod hardening_net;

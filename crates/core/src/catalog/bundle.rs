@@ -353,13 +353,15 @@ impl Loader {
             }
             ("kubara.io", "Catalog") => self.read_kubara_catalog(file, item, doc),
             ("config.kubernetes.io", "Catalog" | "KRMFunctionCatalog") => self.read_kep_catalog(file, item, doc),
+            ("config.kubernetes.io", super::kep::DEFINITION_KIND) => self.read_kep_definition(file, item, doc),
             _ => self.error(
                 file,
                 item,
                 "",
                 format!(
                     "unexpected document \"{api_version}/{kind}\" in a catalog (expected kubara.io/v1alpha1 \
-                     ServiceDefinition or Catalog)"
+                     ServiceDefinition or Catalog, or config.kubernetes.io/v1alpha1 KRMFunctionCatalog, Catalog \
+                     or KRMFunctionDefinition)"
                 ),
             ),
         }
@@ -416,6 +418,19 @@ impl Loader {
                         item,
                     }));
             }
+            Err(problems) => self.problems(file, item, problems),
+        }
+    }
+
+    /// A `KRMFunctionDefinition`: one more function of this catalog, beside those of its
+    /// catalog documents (its name does not name the catalog: a directory holds many).
+    fn read_kep_definition(&mut self, file: Option<&str>, item: Option<usize>, doc: &Value) {
+        match super::kep::parse_definition(doc) {
+            Ok((_, function)) => self.functions.push(FunctionEntry {
+                function,
+                file: file.map(str::to_owned),
+                item,
+            }),
             Err(problems) => self.problems(file, item, problems),
         }
     }

@@ -1,11 +1,14 @@
-//! KEP-2906 `Catalog` / `KRMFunctionCatalog` documents (`config.kubernetes.io/v1alpha1`):
+//! KEP-2906 `Catalog` / `KRMFunctionCatalog` documents (`config.kubernetes.io/v1alpha1`), and
+//! `KRMFunctionDefinition` documents (one function, its `spec` one `krmFunctions` entry):
 //! group/kind/versions mapped to a runtime, read strictly except where the KEP contradicts
 //! itself (`platform` vs `platforms`, `requireFilesystem`, `kind` written on the entry instead of
 //! `names.kind`, `runtime` written beside `versions` instead of in each version).
 //!
 //! Source: kubernetes/enhancements keps/sig-cli/2906-kustomize-function-catalog/README.md.
 //! Most of its examples (Summary, Stories 1, 5, 6, 7) put `runtime` at the entry level; its
-//! "example representation" writes `kind` on the entry.
+//! "example representation" writes `kind` on the entry. `KRMFunctionDefinition` is defined by
+//! the KEP's "Function Metadata Schema"; its examples are in KEP-2985 (public KRM functions
+//! registry, "Function Metadata"), which adds `configMap` to a version.
 
 use serde_json::Value;
 
@@ -130,6 +133,44 @@ impl Function {
     /// The group/version/kind of one version.
     pub fn gvk(&self, version: &Version) -> Gvk {
         Gvk::new(self.group.clone(), version.name.clone(), self.kind.clone())
+    }
+}
+
+/// The kind of a document that defines one function (KEP-2906 "Function Metadata Schema").
+pub const DEFINITION_KIND: &str = "KRMFunctionDefinition";
+
+/// Whether a document is a `KRMFunctionDefinition`.
+pub fn is_function_definition(doc: &Value) -> bool {
+    let api = doc.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+    let kind = doc.get("kind").and_then(Value::as_str).unwrap_or("");
+    api.starts_with("config.kubernetes.io/") && kind == DEFINITION_KIND
+}
+
+/// Read a `KRMFunctionDefinition` document: its name and its one function (the `spec` is one
+/// `spec.krmFunctions[]` entry of a catalog, read the same way). Returns every problem.
+pub fn parse_definition(doc: &Value) -> Result<(Option<String>, Function), Vec<Problem>> {
+    let mut problems = Vec::new();
+    let (name, spec) = super::read_frame(doc, API_VERSION, &mut problems);
+    let function = match &spec {
+        Value::Object(_) => parse_function(&spec, &FieldPath::parse("spec"), &mut problems),
+        Value::Null => {
+            problems.push(Problem::new(
+                "spec",
+                "missing spec (one function: group, names.kind, versions)",
+            ));
+            None
+        }
+        other => {
+            problems.push(Problem::new(
+                "spec",
+                format!("must be an object, not {}", crate::strict::type_name(other)),
+            ));
+            None
+        }
+    };
+    match function {
+        Some(f) if problems.is_empty() => Ok((name, f)),
+        _ => Err(problems),
     }
 }
 
@@ -299,8 +340,11 @@ fn parse_version(
         "license",
         "maintainers",
         "runtime",
+        // KEP-2985's KRMFunctionDefinition examples: whether a ConfigMap may be the config.
+        "configMap",
     ]);
     let name = r.string("name").unwrap_or_default();
+    r.boolean("configMap");
     let idempotent = r.boolean("idempotent");
     let usage = r.string("usage");
     let license = r.string("license");
@@ -710,6 +754,51 @@ mod tests {
         assert_eq!(
             messages(&bad),
             ["spec.krmFunctions[0].tags[1]: must be a string, not integer"]
+        );
+    }
+
+    /// Issue 11: a KRMFunctionDefinition is one function; its `spec` reads as one
+    /// `krmFunctions` entry (KEP-2985's `configMap` included), problems at `spec.…` paths.
+    #[test]
+    fn issue11_a_function_definition_is_one_function() {
+        let d = json!({"apiVersion": API_VERSION, "kind": DEFINITION_KIND, "metadata": {"name": "set-namespace"},
+            "spec": {"group": "example.com", "names": {"kind": "SetNamespace"}, "description": "d", "publisher": "p",
+                "versions": [{"name": "v1", "configMap": true, "license": "Apache 2.0",
+                    "runtime": {"container": {"image": "example.com/set-namespace:v1"}}}],
+                "maintainers": ["m"], "tags": ["t"], "home": "h"}});
+        assert!(is_function_definition(&d));
+        assert!(!is_kep_catalog(&d));
+        let (name, f) = parse_definition(&d).unwrap();
+        assert_eq!(name.as_deref(), Some("set-namespace"));
+        assert_eq!(
+            f.gvk(&f.versions[0]).to_string(),
+            "example.com/v1/SetNamespace"
+        );
+        assert_eq!(f.path.to_string(), "spec");
+        let mut bad = d.clone();
+        bad["spec"]["versoins"] = json!([]);
+        bad["spec"]["versions"][0]["configMap"] = json!("true|false");
+        let msgs: Vec<String> = parse_definition(&bad)
+            .unwrap_err()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(
+            msgs,
+            [
+                "spec.versoins: unknown field \"spec.versoins\" (did you mean \"versions\"?)",
+                "spec.versions[0].configMap: must be a boolean, not string",
+            ]
+        );
+        let mut no_spec = d.clone();
+        no_spec.as_object_mut().unwrap().shift_remove("spec");
+        assert_eq!(
+            parse_definition(&no_spec)
+                .unwrap_err()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["spec: missing spec (one function: group, names.kind, versions)"]
         );
     }
 }

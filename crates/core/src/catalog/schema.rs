@@ -1,9 +1,12 @@
 //! JSON Schemas of the kinds a catalog defines, for editors (`schema`) and `explain`:
-//! one per service object kind, the `ServiceSet`, and our own function config.
+//! one per service object kind, the `ServiceSet`, our own function config, and every function
+//! kind whose catalog gives its version a schema (KEP-2906 `versions[].schema.openAPIV3Schema`).
 
 use serde_json::{Map, Value, json};
 
-use super::{Catalog, Service};
+use super::{Catalog, Kind, Service};
+use crate::gvk::Gvk;
+use crate::schema::ConfigSchema;
 use crate::service::definition::{SERVICES_GROUP, SERVICES_VERSION, instance_json_schema};
 
 const DRAFT: &str = "http://json-schema.org/draft-07/schema#";
@@ -100,6 +103,82 @@ pub fn service_object(service: &Service, flavor: Flavor) -> Value {
     })
 }
 
+/// What a function config's `metadata` is: an `ObjectMeta` (its other fields are allowed, as
+/// the function admits them; nothing is required).
+fn object_meta_schema() -> Value {
+    json!({
+        "type": "object",
+        "description": "Standard object metadata (ObjectMeta).",
+        "properties": {
+            "name": {"type": "string"},
+            "namespace": {"type": "string"},
+            "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            "annotations": {"type": "object", "additionalProperties": {"type": "string"}},
+        },
+    })
+}
+
+/// Schema of one version of a function kind (its config, `kind: Resize`) from the version's
+/// `openAPIV3Schema`, the schema of the whole object as in a CRD: the converted JSON Schema
+/// ([`Flavor::Validation`]) or the schema as written ([`Flavor::Explain`], which keeps
+/// `default`s), with `apiVersion` and `kind` fixed to the kind's and `metadata` an
+/// `ObjectMeta` where the schema says nothing more of them.
+pub fn function_object(gvk: &Gvk, schema: &ConfigSchema, flavor: Flavor) -> Value {
+    let mut root = match flavor {
+        Flavor::Validation => schema.json_schema().clone(),
+        Flavor::Explain => schema.raw().clone(),
+    };
+    let Value::Object(m) = &mut root else {
+        return root;
+    };
+    let description = m
+        .get("description")
+        .cloned()
+        .unwrap_or_else(|| json!(format!("The config of the function kind {gvk}.")));
+    let mut out = Map::new();
+    out.insert("$schema".into(), json!(DRAFT));
+    out.insert("title".into(), json!(gvk.kind));
+    out.insert("description".into(), description);
+    for (k, v) in std::mem::take(m) {
+        if !matches!(k.as_str(), "$schema" | "title" | "description") {
+            out.insert(k, v);
+        }
+    }
+    out.entry("type").or_insert_with(|| json!("object"));
+    let props = out.entry("properties").or_insert_with(|| json!({}));
+    if let Value::Object(props) = props {
+        for (field, value) in [
+            ("apiVersion", gvk.api_version()),
+            ("kind", gvk.kind.clone()),
+        ] {
+            let node = props
+                .entry(field)
+                .or_insert_with(|| json!({"type": "string"}));
+            if let Value::Object(node) = node {
+                node.insert("enum".into(), json!([value]));
+            }
+        }
+        props.entry("metadata").or_insert_with(object_meta_schema);
+    }
+    Value::Object(out)
+}
+
+/// Every function kind (and version) of the catalog that has a schema, sorted by
+/// group/version/kind.
+pub fn function_kinds(catalog: &Catalog) -> Vec<(&Gvk, &ConfigSchema)> {
+    catalog
+        .kinds()
+        .into_iter()
+        .filter_map(|(gvk, kind)| match kind {
+            Kind::Function {
+                schema: Some(schema),
+                ..
+            } => Some((gvk, schema.as_ref())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// Schema of a `ServiceSet` over every service of the catalog.
 pub fn service_set(catalog: &Catalog, flavor: Flavor) -> Value {
     let mut services = Map::new();
@@ -160,6 +239,13 @@ pub fn all(catalog: &Catalog) -> Value {
             service_object(s, Flavor::Validation),
         );
     }
+    for (gvk, schema) in function_kinds(catalog) {
+        add(
+            gvk.kind.clone(),
+            gvk.api_version(),
+            function_object(gvk, schema, Flavor::Validation),
+        );
+    }
     add(
         crate::config::KIND.into(),
         crate::config::API_VERSION.into(),
@@ -168,7 +254,7 @@ pub fn all(catalog: &Catalog) -> Value {
     json!({
         "$schema": DRAFT,
         "title": "krm-catalog",
-        "description": "Service objects, ServiceSets and ResolveCatalog configs of krm-catalog.",
+        "description": "Service objects, ServiceSets, ResolveCatalog configs and the configs of the catalogs' function kinds.",
         "type": "object",
         "allOf": branches,
         "definitions": definitions,

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::definition::{ServiceDefinition, Status, instance_json_schema, instance_structural};
 use crate::diagnostics::{FieldPath, PathSegment};
 use crate::schema::defaulting;
-use crate::schema::{self, AdditionalProperties, FieldError, Structural};
+use crate::schema::{self, AdditionalProperties, ConfigSchema, FieldError, Structural};
 use crate::strict::Problem;
 
 /// What to do with fields an instance's schema does not declare: the apiserver's
@@ -163,8 +163,9 @@ impl From<Vec<Problem>> for Rejected {
 /// `schemas`. `path` is where the instance sits in its source object (`spec`,
 /// `spec.services.cert-manager`) and prefixes every problem.
 ///
-/// The order is the apiserver's: unknown fields are pruned (and reported as `unknown` says),
-/// then defaults are applied, then the result is validated.
+/// The order is the apiserver's (see [`admit`]): unknown fields are pruned (and reported as
+/// `unknown` says), then defaults are applied (`status`, and `config` the kubara way), then the
+/// result is validated.
 pub fn prepare(
     schemas: &Schemas,
     def: &ServiceDefinition,
@@ -189,75 +190,115 @@ pub fn prepare(
             )]));
         }
     };
+    let target = Target {
+        structural: &schema.structural,
+        validate: &|v| schema.validate(v),
+        resource_root: false,
+    };
+    let (value, warnings) = admit(&target, value, path, unknown, |value| {
+        default_instance(def, value);
+    })?;
+    let status = value
+        .get("status")
+        .and_then(Value::as_str)
+        .and_then(Status::parse)
+        .unwrap_or(def.status);
+    Ok(Instance {
+        status,
+        value,
+        warnings,
+    })
+}
+
+/// The defaulting step of a service instance: `status` from the definition when missing
+/// (kubara: also when empty), and `config` defaulted the kubara way (`applySchemaDefaults`).
+fn default_instance(def: &ServiceDefinition, value: &mut Map<String, Value>) {
+    let missing_status = matches!(value.get("status"), None | Some(Value::Null))
+        || value.get("status") == Some(&json!(""));
+    if missing_status {
+        value.insert("status".into(), json!(def.status.as_str()));
+    }
+    let Some(config_schema) = &def.config_schema else {
+        if value.get("config") == Some(&Value::Null) {
+            value.shift_remove("config");
+        }
+        return;
+    };
+    // kubara drops a config that defaults to `{}`; when an enabled service's schema requires
+    // keys that have no default, keep `{}` so validation names them instead of a template
+    // failing later (or rendering without them).
+    let requires = value.get("status") == Some(&json!("enabled"))
+        && config_schema
+            .raw()
+            .get("required")
+            .and_then(Value::as_array)
+            .is_some_and(|r| !r.is_empty());
+    let given = match value.get("config") {
+        None | Some(Value::Null) => None,
+        Some(config @ Value::Object(_)) => Some(config.clone()),
+        // A config of the wrong type is left for validation to name.
+        Some(_) => return,
+    };
+    let absent = given.is_none();
+    match defaulting::default_config(given, config_schema.structural()) {
+        Some(config) => {
+            value.insert("config".into(), config);
+        }
+        None if absent && requires => {
+            value.insert("config".into(), json!({}));
+        }
+        None => {
+            value.shift_remove("config");
+        }
+    }
+}
+
+/// The schema an object is admitted with (see [`admit`]).
+struct Target<'a> {
+    /// Finds unknown fields (pruning) and their "did you mean".
+    structural: &'a Structural,
+    /// Every validation error of the defaulted object.
+    validate: &'a dyn Fn(&Value) -> Vec<FieldError>,
+    /// A whole Kubernetes object: `apiVersion`, `kind` and `metadata` (as `ObjectMeta`) are
+    /// the object's own, not the schema's (apiextensions-apiserver prunes a custom resource
+    /// this way).
+    resource_root: bool,
+}
+
+/// What the apiserver does to an object of a structural schema, in its order, shared by
+/// service instances ([`prepare`]) and function configs ([`admit_object`]): unknown fields are
+/// pruned and reported as `unknown` says (with a "did you mean"), `defaults` runs, and the
+/// result is validated. Every problem is under `path`; errors come sorted, with the warnings
+/// found before them (a dropped `emial` explains a missing `email`).
+fn admit(
+    target: &Target<'_>,
+    value: Map<String, Value>,
+    path: &FieldPath,
+    unknown: UnknownFields,
+    defaults: impl FnOnce(&mut Map<String, Value>),
+) -> Result<(Map<String, Value>, Vec<Problem>), Rejected> {
     let mut problems = Vec::new();
     let mut warnings = Vec::new();
     let mut pruned = Value::Object(value);
-    for removed in schema::prune(&mut pruned, Some(&schema.structural), false) {
-        let problem = unknown_field(path, &schema.structural, &removed);
+    for removed in schema::prune(&mut pruned, Some(target.structural), target.resource_root) {
+        let problem = unknown_field_in(path, target.structural, &removed, target.resource_root);
         match unknown {
             UnknownFields::Strict => problems.push(problem),
             UnknownFields::Warn => warnings.push(problem),
             UnknownFields::Prune => {}
         }
     }
+    // Pruning never changes the type of the value it is given.
     let Value::Object(mut value) = pruned else {
         return Err(Rejected {
             errors: vec![Problem::new(path, "must be an object")],
             warnings,
         });
     };
-    // status from spec.status when missing (kubara: also when empty).
-    let missing_status = matches!(value.get("status"), None | Some(Value::Null))
-        || value.get("status") == Some(&json!(""));
-    if missing_status {
-        value.insert("status".into(), json!(def.status.as_str()));
-    }
-    if let Some(config_schema) = &def.config_schema {
-        // kubara drops a config that defaults to `{}`; when an enabled service's schema
-        // requires keys that have no default, keep `{}` so validation names them instead of a
-        // template failing later (or rendering without them).
-        let requires = value.get("status") == Some(&json!("enabled"))
-            && config_schema
-                .raw()
-                .get("required")
-                .and_then(Value::as_array)
-                .is_some_and(|r| !r.is_empty());
-        match value.get("config") {
-            None | Some(Value::Null) => {
-                match defaulting::default_config(None, config_schema.structural()) {
-                    Some(config) => {
-                        value.insert("config".into(), config);
-                    }
-                    None if requires => {
-                        value.insert("config".into(), json!({}));
-                    }
-                    None => {
-                        value.shift_remove("config");
-                    }
-                }
-            }
-            Some(Value::Object(_)) => {
-                let config = value.get("config").cloned();
-                match defaulting::default_config(config, config_schema.structural()) {
-                    Some(config) => {
-                        value.insert("config".into(), config);
-                    }
-                    None => {
-                        value.shift_remove("config");
-                    }
-                }
-            }
-            // A config of the wrong type is left for validation to name.
-            Some(_) => {}
-        }
-    } else if value.get("config") == Some(&Value::Null) {
-        value.shift_remove("config");
-    }
-
-    let instance = Value::Object(value);
+    defaults(&mut value);
+    let value = Value::Object(value);
     problems.extend(
-        schema
-            .validate(&instance)
+        (target.validate)(&value)
             .iter()
             .map(|e| field_problem(path, e)),
     );
@@ -268,17 +309,8 @@ pub fn prepare(
             warnings,
         });
     }
-    let status = instance
-        .get("status")
-        .and_then(Value::as_str)
-        .and_then(Status::parse)
-        .unwrap_or(def.status);
-    match instance {
-        Value::Object(value) => Ok(Instance {
-            status,
-            value,
-            warnings,
-        }),
+    match value {
+        Value::Object(value) => Ok((value, warnings)),
         other => Err(Rejected {
             errors: vec![Problem::new(
                 path,
@@ -292,10 +324,72 @@ pub fn prepare(
     }
 }
 
+/// A whole object admitted by the schema of its kind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Admitted {
+    /// The object after pruning and defaulting (what an apiserver would store).
+    pub value: Value,
+    /// Non-fatal findings (unknown fields under `unknownFields: Warn`).
+    pub warnings: Vec<Problem>,
+}
+
+/// Admit a whole object (a KEP-2906 function config, `kind: Resize`) with its kind's
+/// `openAPIV3Schema`, the schema of the whole object as in a CRD: the same steps as a service
+/// instance ([`admit`]), with `apiVersion`, `kind` and `metadata` kept as a custom resource's
+/// (metadata read as `ObjectMeta`), and the structural defaulting of a custom resource
+/// (`PruneNonNullableNullsWithoutDefaults`, then `Default`). Problems carry paths from the
+/// object's root (`spec.size`).
+pub fn admit_object(
+    schema: &ConfigSchema,
+    object: &Value,
+    unknown: UnknownFields,
+) -> Result<Admitted, Rejected> {
+    let Value::Object(map) = object else {
+        return Err(Rejected::from(vec![Problem::new(
+            "",
+            format!(
+                "must be an object, not {}",
+                crate::strict::type_name(object)
+            ),
+        )]));
+    };
+    let target = Target {
+        structural: schema.structural(),
+        validate: &|v| schema.validate(v),
+        resource_root: true,
+    };
+    let (value, warnings) = admit(&target, map.clone(), &FieldPath::root(), unknown, |value| {
+        let mut object = Value::Object(std::mem::take(value));
+        defaulting::prune_non_nullable_nulls_without_defaults(
+            &mut object,
+            Some(schema.structural()),
+        );
+        defaulting::default(&mut object, Some(schema.structural()));
+        if let Value::Object(m) = object {
+            *value = m;
+        }
+    })?;
+    Ok(Admitted {
+        value: Value::Object(value),
+        warnings,
+    })
+}
+
 /// kubectl's strict-validation message for a pruned field (a path [`schema::prune`] returned,
 /// under `base`), with a "did you mean" among the fields declared next to it:
 /// `unknown field "spec.config.clusterIssuer.emial" (did you mean "email"?)`.
 pub fn unknown_field(base: &FieldPath, structural: &Structural, removed: &FieldPath) -> Problem {
+    unknown_field_in(base, structural, removed, false)
+}
+
+/// [`unknown_field`]; `resource_root`: `structural` is the schema of a whole object, whose
+/// `metadata` is `ObjectMeta` (see [`schema::prune`]).
+fn unknown_field_in(
+    base: &FieldPath,
+    structural: &Structural,
+    removed: &FieldPath,
+    resource_root: bool,
+) -> Problem {
     let full = base.join(removed);
     let removed = removed.segments();
     let mut parent = Some(structural);
@@ -315,7 +409,8 @@ pub fn unknown_field(base: &FieldPath, structural: &Structural, removed: &FieldP
             });
         }
     }
-    let in_object_meta = holder.is_some_and(|h| h.x_embedded_resource)
+    let at_root = resource_root && removed.len() == 2;
+    let in_object_meta = (at_root || holder.is_some_and(|h| h.x_embedded_resource))
         && matches!(removed.iter().rev().nth(1), Some(PathSegment::Key(k)) if k == "metadata");
     let hint = match (removed.last(), parent) {
         (Some(PathSegment::Key(k)), _) if in_object_meta => {
@@ -332,4 +427,129 @@ pub fn unknown_field(base: &FieldPath, structural: &Structural, removed: &FieldP
 /// Turn a schema field error into a problem under `base`.
 pub fn field_problem(base: &FieldPath, error: &FieldError) -> Problem {
     Problem::new(base.join(&error.path), error.message.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A function kind's schema (the whole object, as in a CRD).
+    fn resize() -> ConfigSchema {
+        ConfigSchema::parse(&json!({
+            "type": "object",
+            "required": ["spec"],
+            "properties": {
+                "metadata": {"type": "object"},
+                "spec": {
+                    "type": "object",
+                    "required": ["size"],
+                    "properties": {
+                        "size": {"type": "string", "enum": ["small", "large"]},
+                        "replicas": {"type": "integer", "minimum": 1, "default": 2},
+                        "selector": {"type": "object", "default": {},
+                            "properties": {"kind": {"type": "string", "default": "Deployment"}}},
+                    },
+                },
+            },
+        }))
+        .unwrap()
+    }
+
+    fn messages(problems: &[Problem]) -> Vec<String> {
+        problems.iter().map(ToString::to_string).collect()
+    }
+
+    /// Issue 11: a function config is pruned, defaulted (nulls without defaults dropped,
+    /// defaults cascading) and validated like a custom resource; apiVersion, kind and
+    /// metadata are the object's own.
+    #[test]
+    fn issue11_admit_object_defaults_a_whole_object_like_a_custom_resource() {
+        let item = json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize",
+            "metadata": {"name": "r", "annotations": {"a": "b"}},
+            "spec": {"size": "small", "replicas": null}});
+        let admitted = admit_object(&resize(), &item, UnknownFields::Strict).unwrap();
+        assert_eq!(
+            admitted.value,
+            json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize",
+                "metadata": {"name": "r", "annotations": {"a": "b"}},
+                "spec": {"size": "small", "replicas": 2, "selector": {"kind": "Deployment"}}})
+        );
+        assert!(admitted.warnings.is_empty());
+        // Idempotent.
+        assert_eq!(
+            admit_object(&resize(), &admitted.value, UnknownFields::Strict)
+                .unwrap()
+                .value,
+            admitted.value
+        );
+    }
+
+    /// Issue 11: every error at its field path, sorted; a missing required field and a wrong
+    /// type together.
+    #[test]
+    fn issue11_admit_object_reports_every_error_at_its_field_path() {
+        let missing = json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize", "metadata": {"name": "r"}, "spec": {"replicas": "two"}});
+        let rejected = admit_object(&resize(), &missing, UnknownFields::Strict).unwrap_err();
+        assert_eq!(
+            messages(&rejected.errors),
+            [
+                r#"spec.replicas: Invalid value: "two": must be of type integer"#,
+                "spec.size: Required value",
+            ]
+        );
+        let no_spec = json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize"});
+        assert_eq!(
+            messages(
+                &admit_object(&resize(), &no_spec, UnknownFields::Strict)
+                    .unwrap_err()
+                    .errors
+            ),
+            ["spec: Required value"]
+        );
+        assert_eq!(
+            messages(
+                &admit_object(&resize(), &json!([1]), UnknownFields::Strict)
+                    .unwrap_err()
+                    .errors
+            ),
+            ["must be an object, not array"]
+        );
+    }
+
+    /// Issue 11: unknown fields per `unknownFields`, with "did you mean" among the fields
+    /// declared beside them, and ObjectMeta's fields for `metadata`.
+    #[test]
+    fn issue11_admit_object_handles_unknown_fields_as_configured() {
+        let item = json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize",
+            "metadata": {"name": "r", "lables": {}},
+            "spec": {"size": "small", "replica": 3}, "status": {}});
+        let strict = admit_object(&resize(), &item, UnknownFields::Strict).unwrap_err();
+        assert_eq!(
+            messages(&strict.errors),
+            [
+                r#"metadata.lables: unknown field "metadata.lables" (did you mean "labels"?)"#,
+                r#"spec.replica: unknown field "spec.replica" (did you mean "replicas"?)"#,
+                r#"status: unknown field "status""#,
+            ]
+        );
+        let warn = admit_object(&resize(), &item, UnknownFields::Warn).unwrap();
+        assert_eq!(warn.warnings.len(), 3);
+        assert_eq!(
+            warn.value["spec"],
+            json!({"size": "small", "replicas": 2, "selector": {"kind": "Deployment"}})
+        );
+        assert_eq!(warn.value["metadata"], json!({"name": "r"}));
+        assert!(warn.value.get("status").is_none());
+        let prune = admit_object(&resize(), &item, UnknownFields::Prune).unwrap();
+        assert!(prune.warnings.is_empty());
+        assert_eq!(prune.value, warn.value);
+        // A warning dropped under Warn is kept beside the errors it explains.
+        let mut typo = item.clone();
+        typo["spec"] = json!({"sise": "small"});
+        let rejected = admit_object(&resize(), &typo, UnknownFields::Warn).unwrap_err();
+        assert_eq!(messages(&rejected.errors), ["spec.size: Required value"]);
+        assert!(messages(&rejected.warnings).contains(
+            &r#"spec.sise: unknown field "spec.sise" (did you mean "size"?)"#.to_owned()
+        ));
+    }
 }
