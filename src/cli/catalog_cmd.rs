@@ -17,9 +17,18 @@ use crate::results::Diagnostic as _;
 pub(super) enum CatalogCommand {
     /// Show what a catalog holds before you trust it: name, version, digest, publisher,
     /// services, kinds with their runtimes and pins, templates
+    ///
+    /// Per function kind and version: description, publisher, license, home, maintainers,
+    /// tags, usage and example links, the runtime with its digests (image, exec binaries per
+    /// platform), requireNetwork, requireStorageMount, idempotent and the config schema's
+    /// top-level fields; per service: chart, cluster types and config fields.
     View {
         /// A directory or file, `https://…` (optionally `#sha256=<hex>`), `oci://…`, or `builtin`
         reference: String,
+        /// `text` (for people), `yaml` or `json` (for machines: stable field names, see the
+        /// README)
+        #[arg(short, long, value_enum, default_value = "text")]
+        output: super::catalog_view::Format,
     },
     /// Fill in every missing sha256 of a local catalog's runtimes (images from their registry,
     /// binaries from their download), editing the files in place
@@ -33,11 +42,21 @@ pub(super) enum CatalogCommand {
         /// A directory or file, `https://…`, `oci://…`, or `builtin`
         reference: String,
     },
-    /// Fetch remote catalogs into the cache (for offline runs and network-less containers)
+    /// Prepare the cache for offline runs and network-less containers: fetch remote catalogs,
+    /// and download, verify (sha256) and install the exec binaries of every catalog given
+    /// (remote or local) for this machine's platform, or those `--platform` names
     Pull {
-        /// `https://…` (optionally `#sha256=<hex>`) or `oci://registry/repo:tag[@sha256:…]`
+        /// `https://…` (optionally `#sha256=<hex>`), `oci://registry/repo:tag[@sha256:…]`, or a
+        /// local catalog directory or file (for its exec binaries)
         #[arg(required = true)]
         references: Vec<String>,
+        /// Also or instead prepare binaries for this platform, `OS/ARCH` (repeatable), e.g.
+        /// `linux/amd64` for the container a cache is mounted into
+        #[arg(long = "platform", value_name = "OS/ARCH")]
+        platforms: Vec<String>,
+        /// Prepare the binaries of every platform the catalogs list
+        #[arg(long, conflicts_with = "platforms")]
+        all_platforms: bool,
     },
     /// Run every load-time check on a catalog and render every service with its defaults
     Lint {
@@ -60,8 +79,26 @@ pub(super) enum CatalogCommand {
 /// Run a `catalog` subcommand.
 pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
     match command {
-        CatalogCommand::View { reference } => catalog_view(&reference),
-        CatalogCommand::Pull { references } => catalog_pull(&references),
+        CatalogCommand::View { reference, output } => catalog_view(&reference, output),
+        CatalogCommand::Pull {
+            references,
+            platforms,
+            all_platforms,
+        } => {
+            let platforms = if all_platforms {
+                crate::runtime::exec::PullPlatforms::All
+            } else if platforms.is_empty() {
+                crate::runtime::exec::PullPlatforms::This
+            } else {
+                crate::runtime::exec::PullPlatforms::These(
+                    platforms
+                        .iter()
+                        .map(|p| parse_platform(p))
+                        .collect::<Result<_, _>>()?,
+                )
+            };
+            catalog_pull(&references, &platforms)
+        }
         CatalogCommand::Lock { path } => catalog_lock(&path),
         CatalogCommand::Verify { reference } => catalog_verify(&reference),
         CatalogCommand::Lint {
@@ -199,54 +236,158 @@ fn catalog_verify(reference: &str) -> Result<(), CliError> {
     }
 }
 
-fn catalog_pull(references: &[String]) -> Result<(), CliError> {
+/// `os/arch` of `--platform`, checked against the KEP's names.
+fn parse_platform(text: &str) -> Result<(String, String), CliError> {
+    const OS: [&str; 3] = ["linux", "darwin", "windows"];
+    const ARCH: [&str; 2] = ["amd64", "arm64"];
+    match text.split_once('/') {
+        Some((os, arch)) if OS.contains(&os) && ARCH.contains(&arch) => {
+            Ok((os.to_owned(), arch.to_owned()))
+        }
+        _ => Err(CliError::Usage(format!(
+            "--platform {text}: expected OS/ARCH with OS one of {} and ARCH one of {}, e.g. linux/amd64",
+            OS.join(", "),
+            ARCH.join(", ")
+        ))),
+    }
+}
+
+/// A pulled catalog (remote: fetched into the cache; local: loaded) and the root its
+/// `file://` URIs resolve in (none for remote and built-in catalogs).
+fn load_for_pull(
+    reference: &str,
+    remote: &crate::remote::Remote,
+) -> Result<(Bundle, Option<PathBuf>), CliError> {
+    let source = parse_reference(reference)?;
+    let (bundle, root) = match &source {
+        _ if reference == "builtin" => (crate::builtin::bundle(), None),
+        CatalogRef::Path(p) => {
+            let path = std::path::Path::new(p);
+            (
+                Bundle::from_path(p, path),
+                Some(crate::runtime::lock::catalog_root(path)),
+            )
+        }
+        _ => (remote.pull(&source)?, None),
+    };
+    if bundle
+        .problems
+        .iter()
+        .all(catalog::CatalogError::is_warning)
+    {
+        Ok((bundle, root))
+    } else {
+        let errors = problems(&bundle).into_iter();
+        Err(CliError::Problems(
+            errors
+                .filter(|(s, _)| *s == crate::results::Severity::Error)
+                .collect(),
+        ))
+    }
+}
+
+/// Download, verify and install in the cache the exec binaries of `bundle`'s kinds for
+/// `platforms`, as a run would (`runtime::exec::prepare`), so an offline run finds them.
+/// Returns a line per binary; failures are said on stderr and counted in `failed`.
+fn pull_binaries(
+    bundle: &Bundle,
+    root: Option<&std::path::Path>,
+    platforms: &crate::runtime::exec::PullPlatforms,
+    remote: &crate::remote::Remote,
+    failed: &mut bool,
+) -> Vec<String> {
+    use crate::catalog::kep::Runtime;
+    let mut lines = Vec::new();
+    // An entry-level runtime is every version's: each binary once.
+    let mut seen = std::collections::BTreeSet::new();
+    for entry in &bundle.functions {
+        let f = &entry.function;
+        for version in &f.versions {
+            let gvk = f.gvk(version);
+            for part in version.runtime.parts() {
+                let Runtime::Exec { platforms: list } = part else {
+                    continue;
+                };
+                let (chosen, missing) = platforms.select(list);
+                for m in missing {
+                    crate::log!(
+                        Level::Warn,
+                        "{gvk}: no exec binary for {m} (the catalog has {}); a run on {m} cannot use this runtime",
+                        list.iter()
+                            .map(|p| format!("{}/{}", p.os, p.arch))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    );
+                }
+                for p in chosen {
+                    if !seen.insert((p.uri.clone(), p.sha256.clone(), p.bin.clone())) {
+                        continue;
+                    }
+                    match crate::runtime::exec::prepare(p, remote, root) {
+                        Ok(path) => lines.push(format!(
+                            "pulled exec binary of {gvk} for {}/{} ({}) into {}",
+                            p.os,
+                            p.arch,
+                            p.uri,
+                            path.display()
+                        )),
+                        Err(error) => {
+                            error::print(&CliError::ExecBinary {
+                                kind: gvk.to_string(),
+                                platform: format!("{}/{}", p.os, p.arch),
+                                error: Box::new(error),
+                            });
+                            *failed = true;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    lines
+}
+
+fn catalog_pull(
+    references: &[String],
+    platforms: &crate::runtime::exec::PullPlatforms,
+) -> Result<(), CliError> {
     let remote = crate::remote::Remote::new(false);
+    // Pulling is filling the cache: one that cannot be written fails before any download.
+    remote.cache().check_writable()?;
     let mut failed = false;
     let mut out = String::new();
     for reference in references {
         // Each reference on its own: one that fails is said, and the others are pulled.
-        let pulled = parse_reference(reference).and_then(|source| {
-            if source.is_path() {
-                return Err(CliError::NotRemote(reference.clone()));
-            }
-            let bundle = remote.pull(&source)?;
-            if bundle
-                .problems
-                .iter()
-                .all(catalog::CatalogError::is_warning)
-            {
-                Ok(bundle)
-            } else {
-                let errors = problems(&bundle).into_iter();
-                Err(CliError::Problems(
-                    errors
-                        .filter(|(s, _)| *s == crate::results::Severity::Error)
-                        .collect(),
-                ))
-            }
-        });
-        match pulled {
-            Ok(bundle) => {
-                let _ = writeln!(
-                    out,
-                    "pulled {reference} ({} services, content sha256:{}) into {}",
+        match load_for_pull(reference, &remote) {
+            Ok((bundle, root)) => {
+                let what = format!(
+                    "{} services, {} function kinds, content sha256:{}",
                     bundle.definitions.len(),
-                    bundle.digest,
-                    remote.cache().describe()
+                    bundle.functions.len(),
+                    bundle.digest
                 );
+                if root.is_none() && reference != "builtin" {
+                    let _ = writeln!(
+                        out,
+                        "pulled {reference} ({what}) into {}",
+                        remote.cache().describe()
+                    );
+                } else {
+                    let _ = writeln!(
+                        out,
+                        "loaded {reference} ({what}): local, nothing to fetch but exec binaries"
+                    );
+                }
+                for line in pull_binaries(&bundle, root.as_deref(), platforms, &remote, &mut failed)
+                {
+                    let _ = writeln!(out, "{line}");
+                }
             }
             Err(e) => {
                 error::print(&e);
                 failed = true;
             }
         }
-    }
-    if remote.cache().root().is_none() {
-        crate::log!(
-            Level::Warn,
-            "no cache directory: set {} so that pulled catalogs are kept",
-            crate::env::CACHE
-        );
     }
     Stdout::print(&out)?;
     if failed {
@@ -256,7 +397,7 @@ fn catalog_pull(references: &[String]) -> Result<(), CliError> {
     }
 }
 
-fn catalog_view(reference: &str) -> Result<(), CliError> {
+fn catalog_view(reference: &str, format: super::catalog_view::Format) -> Result<(), CliError> {
     let source = parse_reference(reference)?;
     let remote = !source.is_path();
     let bundle = if reference == "builtin" {
@@ -271,6 +412,11 @@ fn catalog_view(reference: &str) -> Result<(), CliError> {
     // standardPattern) is named, not loaded, so asking for one does not fail the view.
     let mut bundle = bundle;
     let borrows = bundle.standard_pattern.take();
+    let functions: Vec<crate::catalog::kep::Function> = bundle
+        .functions
+        .iter()
+        .map(|f| f.function.clone())
+        .collect();
     let (catalog, errors) = Catalog::merge(vec![bundle], false);
     error::fail_on_errors(
         errors
@@ -281,6 +427,10 @@ fn catalog_view(reference: &str) -> Result<(), CliError> {
     let Some(info) = catalog.bundles.first() else {
         return Err(CliError::Reported);
     };
+    let view = super::catalog_view::view(&source, info, borrows.as_deref(), &catalog, &functions);
+    if format != super::catalog_view::Format::Text {
+        return Stdout::print(&super::catalog_view::render(&view, format));
+    }
     let mut out = String::new();
     let _ = writeln!(out, "Source:    {}", info.origin.label());
     let _ = writeln!(
@@ -381,6 +531,7 @@ fn catalog_view(reference: &str) -> Result<(), CliError> {
         let (runtime, pinned) = describe_runtime(&catalog, kind);
         let _ = writeln!(out, "  {gvk}  {runtime}  {pinned}");
     }
+    out.push_str(&super::catalog_view::details(&view));
     let _ = writeln!(out, "\nTemplates ({}):", templates.len());
     for t in templates {
         let kind = if catalog::is_partial(t) {

@@ -22,9 +22,16 @@ pub enum CliError {
     /// A catalog reference on the command line.
     #[error("{}", .0.standalone())]
     Reference(CatalogRefError),
-    /// `catalog pull` of a local path.
-    #[error("{0}: not a remote catalog (https://… or oci://…)")]
-    NotRemote(String),
+    /// `catalog pull` could not prepare an exec binary.
+    #[error("{kind}: exec binary for {platform}: {error}")]
+    ExecBinary {
+        /// The kind whose runtime it is.
+        kind: String,
+        /// `os/arch`.
+        platform: String,
+        /// Why (boxed: a runtime error is large, and commands return this type).
+        error: Box<RuntimeError>,
+    },
     /// A remote catalog could not be had.
     #[error(transparent)]
     Remote(#[from] RemoteError),

@@ -4,6 +4,7 @@
 //! through [`Stdout`], so a stray print can never corrupt the KRM protocol.
 
 mod catalog_cmd;
+mod catalog_view;
 mod error;
 mod explain;
 mod render_cmd;

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::RemoteError;
 use crate::verify::sha256_hex;
 
 /// A temp file this old in `tmp/` belongs to a writer that was killed: no write (at most the
@@ -31,6 +32,8 @@ pub struct RefEntry {
 #[derive(Debug, Clone)]
 pub struct Cache {
     root: Option<PathBuf>,
+    /// The variable `root` came from, for messages (`None`: given by the caller).
+    origin: Option<&'static str>,
 }
 
 impl Cache {
@@ -38,14 +41,60 @@ impl Cache {
     pub fn at(root: impl Into<PathBuf>) -> Self {
         Self {
             root: Some(root.into()),
+            origin: None,
         }
     }
 
     /// `$KRM_CATALOG_CACHE`, else `$XDG_CACHE_HOME/krm-catalog`, else `$HOME/.cache/krm-catalog`.
     pub fn from_env() -> Self {
-        Self {
-            root: crate::env::cache_dir(),
+        let (root, origin) = crate::env::cache_dir_with_origin().unzip();
+        Self { root, origin }
+    }
+
+    /// The error for a cache directory that cannot be written, `error` being what writing
+    /// `path` (inside it) said: which directory, where it came from, what to mount and set.
+    pub fn not_writable(&self, error: &std::io::Error) -> RemoteError {
+        let Some(root) = &self.root else {
+            return self.no_directory();
+        };
+        let from = match self.origin {
+            Some(crate::env::CACHE) => format!(" (from ${})", crate::env::CACHE),
+            Some(crate::env::XDG_CACHE_HOME) => {
+                format!(" (${}/krm-catalog)", crate::env::XDG_CACHE_HOME)
+            }
+            Some(crate::env::HOME) => format!(" (${}/.cache/krm-catalog)", crate::env::HOME),
+            _ => String::new(),
+        };
+        RemoteError::CacheNotWritable {
+            dir: format!("{}{from}", root.display()),
+            reason: error.to_string(),
         }
+    }
+
+    /// The error for no cache directory at all (see [`crate::env::no_cache_reason`]).
+    pub fn no_directory(&self) -> RemoteError {
+        RemoteError::NoCacheDir {
+            reason: crate::env::no_cache_reason(),
+        }
+    }
+
+    /// Whether the cache can be written: its directories are made and a probe file is
+    /// written and removed (what `catalog pull` checks before it fetches anything).
+    pub fn check_writable(&self) -> Result<(), RemoteError> {
+        let Some(root) = &self.root else {
+            return Err(self.no_directory());
+        };
+        let tmp = root.join("tmp");
+        let probe = tmp.join(format!("probe.{}", std::process::id()));
+        let result = fs_err::create_dir_all(&tmp).and_then(|()| {
+            fs_err::File::options()
+                .write(true)
+                .create_new(true)
+                .open(&probe)
+                .map(drop)
+        });
+        let _ = fs_err::remove_file(&probe);
+        result.map_err(|e| self.not_writable(&e))
     }
 
     /// The directory, if any.
@@ -57,7 +106,11 @@ impl Cache {
     pub fn describe(&self) -> String {
         match &self.root {
             Some(r) => format!("the cache at {}", r.display()),
-            None => format!("no cache (set {})", crate::env::CACHE),
+            None => format!(
+                "no cache ({}; set {})",
+                crate::env::no_cache_reason(),
+                crate::env::CACHE
+            ),
         }
     }
 
@@ -269,7 +322,10 @@ mod tests {
 
     #[test]
     fn no_root_means_no_storage() {
-        let cache = Cache { root: None };
+        let cache = Cache {
+            root: None,
+            origin: None,
+        };
         assert!(cache.put_blob(b"x").is_ok());
         assert_eq!(cache.get_blob(&sha256_hex(b"x")), None);
     }

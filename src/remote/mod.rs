@@ -14,7 +14,7 @@ use crate::catalog::{Bundle, CatalogError, Origin};
 use crate::catalog_ref::{CatalogRef, Digest};
 use crate::verify::sha256_hex;
 use cache::{Cache, RefEntry};
-pub use error::RemoteError;
+pub use error::{RemoteError, cache_hint};
 use net::{Net, Refusal, SetupError, check_transport};
 
 /// Whether a remote reference matches a `trustedCatalogs` entry: exactly, by its repository
@@ -416,8 +416,8 @@ impl Remote {
         }) {
             crate::log!(
                 crate::logger::Level::Warn,
-                "cannot write {}: {e}",
-                self.cache.describe()
+                "{}",
+                self.cache.not_writable(&e)
             );
         }
         bundle_from_bytes(origin, &name, &bytes)
@@ -470,8 +470,8 @@ impl Remote {
         if let Err(e) = store() {
             crate::log!(
                 crate::logger::Level::Warn,
-                "cannot write {}: {e}",
-                self.cache.describe()
+                "{}",
+                self.cache.not_writable(&e)
             );
         }
         let mut bundle = bundle_from_layers(origin, &artifact.layers)?;

@@ -156,13 +156,17 @@ pub enum RuntimeError {
     },
     /// No cache, and no private temporary directory could be made.
     #[error(
-        "cannot create a directory for the binary in {base}{reason}; set KRM_CATALOG_CACHE to a directory"
+        "no cache directory ({no_cache}) and no directory for the binary in {base}{reason}; {hint}"
     )]
     TempDir {
         /// The system's temporary directory.
         base: String,
         /// `: error`, or ` (last name taken)` after every attempt.
         reason: String,
+        /// Why there is no cache directory (`$HOME is /nonexistent …`).
+        no_cache: String,
+        /// What to set and mount.
+        hint: String,
     },
     /// Something at a path: a YAML error, a directory entry, the KEP problems of a file.
     #[error("{path}: {reason}")]

@@ -42,6 +42,41 @@ pub fn select(platforms: &[Platform]) -> Result<&Platform, RuntimeError> {
         })
 }
 
+/// Which platforms `catalog pull` prepares exec binaries for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PullPlatforms {
+    /// This machine's ([`this_platform`]): what a run here needs.
+    This,
+    /// These `os`/`arch` pairs (`--platform`, e.g. the platform of the container a cache is
+    /// mounted into).
+    These(Vec<(String, String)>),
+    /// Every platform a runtime lists (`--all-platforms`).
+    All,
+}
+
+impl PullPlatforms {
+    /// The entries of `platforms` to pull, and each asked-for `os/arch` that has none.
+    pub fn select<'a>(&self, platforms: &'a [Platform]) -> (Vec<&'a Platform>, Vec<String>) {
+        let wanted: Vec<(String, String)> = match self {
+            Self::All => return (platforms.iter().collect(), Vec::new()),
+            Self::This => {
+                let (os, arch) = this_platform();
+                vec![(os.to_owned(), arch.to_owned())]
+            }
+            Self::These(list) => list.clone(),
+        };
+        let mut found = Vec::new();
+        let mut missing = Vec::new();
+        for (os, arch) in &wanted {
+            match platforms.iter().find(|p| p.os == *os && p.arch == *arch) {
+                Some(p) => found.push(p),
+                None => missing.push(format!("{os}/{arch}")),
+            }
+        }
+        (found, missing)
+    }
+}
+
 /// Download (or read from the cache) and verify a platform's binary; returns the path of a
 /// verified executable copy in the cache. `root` is the root of the catalog that names it
 /// (see [`fetch`]).
@@ -81,8 +116,8 @@ pub fn prepare(
     if let Err(e) = remote.cache().put_blob(&download) {
         crate::log!(
             crate::logger::Level::Warn,
-            "cannot write {}: {e}",
-            remote.cache().describe()
+            "{}",
+            remote.cache().not_writable(&e)
         );
     }
     install(&binary, remote)
@@ -219,12 +254,12 @@ fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, RuntimeError> {
         }
         let _ = fs_err::remove_file(&path);
     }
-    for d in [&dir, &tmp_dir] {
-        fs_err::create_dir_all(d)?;
-    }
     let tmp = tmp_dir.join(format!("bin.{hex}.{}", std::process::id()));
     let result = (|| {
         use std::io::Write as _;
+        for d in [&dir, &tmp_dir] {
+            fs_err::create_dir_all(d)?;
+        }
         let mut file = fs_err::File::create(&tmp)?;
         file.write_all(binary)?;
         file.sync_all()?;
@@ -234,6 +269,11 @@ fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, RuntimeError> {
     })();
     if let Err(error) = result {
         let _ = fs_err::remove_file(&tmp);
+        if remote.cache().root().is_some() {
+            // The cache directory (a container's missing home, a read-only mount): say which,
+            // and what to mount and set.
+            return Err(remote.cache().not_writable(&error).into());
+        }
         return Err(RuntimeError::Install {
             dir: dir.display().to_string(),
             error,
@@ -269,6 +309,8 @@ fn private_temp_dir() -> Result<PathBuf, RuntimeError> {
     Err(RuntimeError::TempDir {
         base: base.display().to_string(),
         reason,
+        no_cache: crate::env::no_cache_reason(),
+        hint: crate::remote::cache_hint(),
     })
 }
 
@@ -307,6 +349,32 @@ mod tests {
         }
         assert_eq!(extract(buf.get_ref(), "fn").unwrap(), b"zipped");
         assert_eq!(extract(b"plain", "fn").unwrap(), b"plain");
+    }
+
+    #[test]
+    fn issue11_pull_selects_this_the_named_or_every_platform() {
+        let (os, arch) = this_platform();
+        let p = |os: &str, arch: &str| Platform {
+            bin: "fn".into(),
+            os: os.into(),
+            arch: arch.into(),
+            uri: format!("https://example.com/fn-{os}-{arch}"),
+            sha256: None,
+        };
+        let platforms = vec![p("windows", "amd64"), p(os, arch), p("darwin", "arm64")];
+        let (found, missing) = PullPlatforms::This.select(&platforms);
+        assert_eq!((found.len(), found[0].os.as_str()), (1, os));
+        assert!(missing.is_empty());
+        let these = PullPlatforms::These(vec![
+            ("darwin".into(), "arm64".into()),
+            ("linux".into(), "arm64".into()),
+        ]);
+        let (found, missing) = these.select(&platforms[..1]);
+        assert!(found.is_empty());
+        assert_eq!(missing, ["darwin/arm64", "linux/arm64"]);
+        let (found, _) = these.select(&platforms);
+        assert_eq!(found[0].uri, "https://example.com/fn-darwin-arm64");
+        assert_eq!(PullPlatforms::All.select(&platforms).0.len(), 3);
     }
 
     #[test]

@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-/// Cache directory (default `$XDG_CACHE_HOME/krm-catalog`, else `~/.cache/krm-catalog`).
+/// Cache directory (default `$XDG_CACHE_HOME/krm-catalog`, else `~/.cache/krm-catalog`; none
+/// for a home of `/` or [`NO_HOME`]).
 pub const CACHE: &str = "KRM_CATALOG_CACHE";
 /// Catalog paths (`:`-separated) loaded right after the built-in catalog and before
 /// `spec.catalogs`: how a derived container image bakes in a team's catalog (default none).
@@ -157,16 +158,41 @@ pub fn catalogs_set() -> bool {
 }
 
 /// The cache directory: `$KRM_CATALOG_CACHE`, else `$XDG_CACHE_HOME/krm-catalog`, else
-/// `$HOME/.cache/krm-catalog` (not for a home of `/`); `None` when none is known.
+/// `$HOME/.cache/krm-catalog` (not for a home of `/` or [`NO_HOME`]); `None` when none is
+/// known.
 pub fn cache_dir() -> Option<PathBuf> {
+    cache_dir_with_origin().map(|(dir, _)| dir)
+}
+
+/// The home directory of users that have none (Debian's and distroless' `nobody`, the user
+/// the container image runs as): never created, never a cache.
+pub const NO_HOME: &str = "/nonexistent";
+
+/// [`cache_dir`] and the variable it came from ([`CACHE`], [`XDG_CACHE_HOME`] or [`HOME`]),
+/// so messages can say which one to change.
+pub fn cache_dir_with_origin() -> Option<(PathBuf, &'static str)> {
     let dir = |k: &str| non_empty(k).map(PathBuf::from);
     dir(CACHE)
-        .or_else(|| dir(XDG_CACHE_HOME).map(|d| d.join("krm-catalog")))
+        .map(|d| (d, CACHE))
+        .or_else(|| dir(XDG_CACHE_HOME).map(|d| (d.join("krm-catalog"), XDG_CACHE_HOME)))
         .or_else(|| {
             dir(HOME)
-                .filter(|h| h != Path::new("/"))
-                .map(|h| h.join(".cache/krm-catalog"))
+                .filter(|h| h != Path::new("/") && h != Path::new(NO_HOME))
+                .map(|h| (h.join(".cache/krm-catalog"), HOME))
         })
+}
+
+/// Why there is no cache directory: `$HOME is /nonexistent`, `HOME is not set`…
+pub fn no_cache_reason() -> String {
+    match home() {
+        Some(h) if h == NO_HOME => format!(
+            "${HOME} is {NO_HOME} (this user has no home directory, as in the container image)"
+        ),
+        Some(h) if h == "/" => format!("${HOME} is /"),
+        Some(h) if h.is_empty() => format!("{HOME} is empty"),
+        Some(_) => format!("{CACHE} is not set"),
+        None => format!("{HOME} is not set"),
+    }
 }
 
 /// [`HOME`] as set (possibly empty).

@@ -100,6 +100,10 @@ pub struct Version {
     pub usage: Option<String>,
     /// `license`.
     pub license: Option<String>,
+    /// `examples`: links to READMEs of examples.
+    pub examples: Vec<String>,
+    /// `maintainers` of this version (when they differ from the entry's).
+    pub maintainers: Vec<String>,
 }
 
 /// One `spec.krmFunctions[]` entry.
@@ -115,6 +119,12 @@ pub struct Function {
     pub publisher: Option<String>,
     /// Versions, each with its own schema and runtime.
     pub versions: Vec<Version>,
+    /// `home`: the function's home page.
+    pub home: Option<String>,
+    /// `maintainers`.
+    pub maintainers: Vec<String>,
+    /// `tags` (keywords: mutator, validator…).
+    pub tags: Vec<String>,
     /// Field path of this entry in its document (`spec.krmFunctions[2]`).
     pub path: FieldPath,
 }
@@ -230,9 +240,9 @@ fn parse_function(
     let group = r.string("group").unwrap_or_default();
     let description = r.string("description");
     let publisher = r.string("publisher");
-    r.string("home");
-    r.strings("maintainers");
-    r.strings("tags");
+    let home = r.string("home");
+    let maintainers = r.strings("maintainers").unwrap_or_default();
+    let tags = r.strings("tags").unwrap_or_default();
     let legacy_kind = r.string("kind");
     let names = entry.get("names").cloned();
     let versions_value = entry.get("versions").cloned();
@@ -299,6 +309,9 @@ fn parse_function(
         description,
         publisher,
         versions,
+        home,
+        maintainers,
+        tags,
         path: path.clone(),
     })
 }
@@ -335,8 +348,8 @@ fn parse_version(
     let idempotent = r.boolean("idempotent");
     let usage = r.string("usage");
     let license = r.string("license");
-    r.strings("examples");
-    r.strings("maintainers");
+    let examples = r.strings("examples").unwrap_or_default();
+    let maintainers = r.strings("maintainers").unwrap_or_default();
     let schema_value = v.get("schema").cloned();
     let runtime_value = v.get("runtime").cloned();
     if !gvk::is_dns_label(&name) || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
@@ -383,6 +396,8 @@ fn parse_version(
             idempotent,
             usage,
             license,
+            examples,
+            maintainers,
         }),
         _ => None,
     }
@@ -706,6 +721,39 @@ mod tests {
             [
                 "spec.krmFunctions[0].versions[0].runtime.exec.platforms[0]: must be an object with bin, os, arch, uri and sha256, not string"
             ]
+        );
+    }
+
+    /// Issue 11 (`catalog view`): the KEP's metadata fields are kept, not only accepted.
+    #[test]
+    fn issue11_metadata_fields_are_kept_for_catalog_view() {
+        let d = doc(&json!([
+            {"group": "example.com", "names": {"kind": "SetNamespace"}, "home": "https://example.com/set-namespace",
+             "maintainers": ["a@example.com", "b@example.com"], "tags": ["mutator", "namespace"], "versions": [
+                {"name": "v1", "examples": ["https://example.com/ex1", "https://example.com/ex2"],
+                 "maintainers": ["c@example.com"], "usage": "https://example.com/usage",
+                 "runtime": {"container": {"image": "x", "requireNetwork": true}}},
+                {"name": "v2", "runtime": {"container": {"image": "y"}}},
+             ]},
+        ]));
+        let (_, fns) = parse(&d).unwrap();
+        let f = &fns[0];
+        assert_eq!(f.home.as_deref(), Some("https://example.com/set-namespace"));
+        assert_eq!(f.maintainers, ["a@example.com", "b@example.com"]);
+        assert_eq!(f.tags, ["mutator", "namespace"]);
+        assert_eq!(
+            f.versions[0].examples,
+            ["https://example.com/ex1", "https://example.com/ex2"]
+        );
+        assert_eq!(f.versions[0].maintainers, ["c@example.com"]);
+        assert!(f.versions[1].examples.is_empty() && f.versions[1].maintainers.is_empty());
+        let bad = doc(
+            &json!([{"group": "example.com", "names": {"kind": "G"}, "tags": ["ok", 3],
+            "versions": [{"name": "v1", "runtime": {"container": {"image": "x"}}}]}]),
+        );
+        assert_eq!(
+            messages(&bad),
+            ["spec.krmFunctions[0].tags[1]: must be a string, not integer"]
         );
     }
 
