@@ -108,7 +108,7 @@ pub fn load_catalogs(
                 }
                 bundle
             }
-            CatalogRef::Url { .. } | CatalogRef::Oci(_) => {
+            CatalogRef::Url { .. } | CatalogRef::Oci(_) | CatalogRef::Git(_) => {
                 remote.get().load(&entry.source, &settings.trusted_catalogs)
             }
         };
