@@ -286,6 +286,21 @@ fn store(cache: &Cache, source: &GitRef, commit: &str, files: &[(String, Vec<u8>
     }
 }
 
+/// An error and its causes, `a: b: c` (gix says the useful part in a cause).
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        let next = c.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = c.source();
+    }
+    text
+}
+
 fn fetch_error(source: &GitRef, reason: impl std::fmt::Display) -> GitError {
     let url = source.display_url();
     // gix names the URL it was given: never print the credentials in it.
@@ -298,12 +313,9 @@ fn fetch_error(source: &GitRef, reason: impl std::fmt::Display) -> GitError {
 }
 
 /// A `file://` repository, opened in place: the ref resolved locally, no process spawned.
-fn read_local(
-    source: &GitRef,
-    dir: &Path,
-) -> Result<(String, Vec<(String, Vec<u8>)>), GitError> {
+fn read_local(source: &GitRef, dir: &Path) -> Result<(String, Vec<(String, Vec<u8>)>), GitError> {
     let repo = gix::open_opts(dir, gix::open::Options::isolated())
-        .map_err(|e| fetch_error(source, e))?;
+        .map_err(|e| fetch_error(source, chain(&e)))?;
     let id = if is_commit_id(&source.reference) {
         gix::ObjectId::from_hex(source.reference.as_bytes()).map_err(|e| fetch_error(source, e))?
     } else {
@@ -355,7 +367,10 @@ fn fetch_remote(
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok(r) => break r,
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                break Err(fetch_error(source, "the fetch thread ended without an answer"));
+                break Err(fetch_error(
+                    source,
+                    "the fetch thread ended without an answer",
+                ));
             }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
         }
@@ -416,7 +431,7 @@ fn fetch_into(
     dir: &Path,
     interrupt: &AtomicBool,
 ) -> Result<(String, Vec<(String, Vec<u8>)>), GitError> {
-    let e = |err: &dyn std::fmt::Display| fetch_error(source, err);
+    let e = |err: &dyn std::error::Error| fetch_error(source, chain(err));
     fs_err::create_dir_all(dir).map_err(|err| e(&err))?;
     gix::init_bare(dir).map_err(|err| e(&err))?;
     // Isolated: no system or user Git configuration (no url rewrites, no credential helpers,
@@ -452,13 +467,34 @@ fn fetch_into(
         )
         .map_err(|err| e(&err))?;
     let token = crate::env::git_token();
-    let connection = remote
+    let mut connection = remote
         .connect(gix::remote::Direction::Fetch)
         .map_err(|err| e(&err))?
         .with_credentials(move |action| credentials(action, token.as_deref()));
+    if source.url.starts_with("https://") || source.url.starts_with("http://") {
+        let options = http_options(&repo, source)?;
+        connection.set_transport_options(options);
+    }
     let outcome = connection
         .prepare_fetch(gix::progress::Discard, Default::default())
-        .map_err(|err| e(&err))?
+        .map_err(|err| {
+            let reason = chain(&err);
+            if reason.contains("matched any of") && !want_id {
+                GitError::NoSuchRef {
+                    url: source.display_url(),
+                    reference: source.reference.clone(),
+                }
+            } else if reason.contains("'smart' protocol") {
+                fetch_error(
+                    source,
+                    format!(
+                        "{reason} (redirects are not followed: write the repository's final URL, and trust that)"
+                    ),
+                )
+            } else {
+                fetch_error(source, reason)
+            }
+        })?
         .with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN))
         .receive(gix::progress::Discard, interrupt)
         .map_err(|err| e(&err))?;
@@ -478,7 +514,10 @@ fn fetch_into(
     mapped.sort_by_key(|(name, _)| !name.starts_with("refs/tags/"));
     let Some((_, id)) = mapped.into_iter().next() else {
         if want_id {
-            return Err(e(&"the server sent no such commit (it may not allow fetching a commit by id: set ref to the tag or branch and commit to the id)"));
+            return Err(fetch_error(
+                source,
+                "the server sent no such commit (it may not allow fetching a commit by id: set ref to the tag or branch and commit to the id)",
+            ));
         }
         return Err(GitError::NoSuchRef {
             url: source.display_url(),
@@ -486,6 +525,51 @@ fn fetch_into(
         });
     };
     read_commit(&repo, source, id)
+}
+
+/// The HTTP options the isolated configuration gives, plus the client of the rest of the
+/// remote module: rustls on ring, the extra CA of `KRM_CATALOG_CA_FILE`, our user agent.
+fn http_options(
+    repo: &gix::Repository,
+    source: &GitRef,
+) -> Result<Box<dyn std::any::Any>, GitError> {
+    use gix::protocol::transport::client::blocking_io::http;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut options = repo
+        .transport_options(source.url.as_str(), None)
+        .map_err(|err| fetch_error(source, err))?
+        .unwrap_or_else(|| Box::new(http::Options::default()));
+    let certs = match crate::env::ca_file() {
+        Some(path) => {
+            let pem = fs_err::read(&path).map_err(|err| fetch_error(source, err))?;
+            Some(reqwest::Certificate::from_pem_bundle(&pem).map_err(|err| {
+                fetch_error(
+                    source,
+                    format!(
+                        "{}: {} is not a PEM bundle: {err}",
+                        crate::env::CA_FILE,
+                        path.to_string_lossy()
+                    ),
+                )
+            })?)
+        }
+        None => None,
+    };
+    if let Some(http_options) = options.downcast_mut::<http::Options>() {
+        http_options.user_agent =
+            Some(concat!("krm-catalog/", env!("CARGO_PKG_VERSION")).to_owned());
+        let backend = http::reqwest::Options {
+            configure_client: Some(Box::new(move |builder| {
+                Ok(match &certs {
+                    Some(certs) => builder.tls_certs_merge(certs.clone()),
+                    None => builder,
+                })
+            })),
+            configure_request: None,
+        };
+        http_options.backend = Some(std::sync::Arc::new(std::sync::Mutex::new(backend)));
+    }
+    Ok(options)
 }
 
 /// The `KRM_CATALOG_GIT_TOKEN` for an HTTPS server that asks, and nothing else: no helper
@@ -516,7 +600,7 @@ fn read_commit(
     source: &GitRef,
     id: gix::ObjectId,
 ) -> Result<(String, Vec<(String, Vec<u8>)>), GitError> {
-    let e = |err: &dyn std::fmt::Display| fetch_error(source, err);
+    let e = |err: &dyn std::error::Error| fetch_error(source, chain(err));
     let commit = repo
         .find_object(id)
         .map_err(|err| e(&err))?
@@ -573,7 +657,10 @@ impl TreeReader<'_> {
         }
     }
 
-    fn entries(&self, tree: gix::ObjectId) -> Result<Vec<(String, gix::objs::tree::EntryMode, gix::ObjectId)>, GitError> {
+    fn entries(
+        &self,
+        tree: gix::ObjectId,
+    ) -> Result<Vec<(String, gix::objs::tree::EntryMode, gix::ObjectId)>, GitError> {
         let tree = self
             .repo
             .find_tree(tree)
@@ -610,7 +697,9 @@ impl TreeReader<'_> {
                 )));
             }
             if !mode.is_tree() {
-                return Err(self.path_error(format!("is not a directory (\"{component}\" is a file)")));
+                return Err(
+                    self.path_error(format!("is not a directory (\"{component}\" is a file)"))
+                );
             }
             tree = oid;
         }
@@ -621,7 +710,9 @@ impl TreeReader<'_> {
     /// inside the catalog are refused: a catalog file must be a file.
     fn walk(&mut self, tree: gix::ObjectId, prefix: &str, depth: usize) -> Result<(), GitError> {
         if depth > MAX_DEPTH {
-            return Err(self.tree_error(format!("{prefix} is nested deeper than {MAX_DEPTH} directories")));
+            return Err(self.tree_error(format!(
+                "{prefix} is nested deeper than {MAX_DEPTH} directories"
+            )));
         }
         for (name, mode, oid) in self.entries(tree)? {
             let path = if prefix.is_empty() {
@@ -631,16 +722,16 @@ impl TreeReader<'_> {
             };
             self.entries += 1;
             if self.entries > MAX_ENTRIES {
-                return Err(self.tree_error(format!(
-                    "the catalog has more than {MAX_ENTRIES} entries"
-                )));
+                return Err(
+                    self.tree_error(format!("the catalog has more than {MAX_ENTRIES} entries"))
+                );
             }
             if mode.is_tree() {
                 self.walk(oid, &path, depth + 1)?;
                 continue;
             }
-            let catalog_file = crate::yaml::is_yaml_file(&path)
-                || crate::yaml::has_extension(&path, &["j2"]);
+            let catalog_file =
+                crate::yaml::is_yaml_file(&path) || crate::yaml::has_extension(&path, &["j2"]);
             if !catalog_file || mode.is_commit() {
                 continue;
             }

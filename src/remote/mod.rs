@@ -66,7 +66,8 @@ fn url_matches(url: &reqwest::Url, entry: &str) -> bool {
         Some(p) => (p, true),
         None => (entry, false),
     };
-    if !(text.starts_with("https://") || text.starts_with("http://") || text.starts_with("git://")) {
+    if !(text.starts_with("https://") || text.starts_with("http://") || text.starts_with("git://"))
+    {
         return false;
     }
     let Ok(e) = check_url_path(text) else {

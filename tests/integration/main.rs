@@ -5,6 +5,7 @@ mod cli;
 mod container;
 mod corpus;
 mod crd_corpus;
+mod git;
 mod golden;
 mod hardening_local;
 mod hardening_net;

@@ -170,7 +170,10 @@ impl GitRef {
             }
         };
         if let Some(reason) = bad_ref_name(&reference) {
-            return fail("ref", format!("\"{reference}\" is not a Git ref name: {reason}"));
+            return fail(
+                "ref",
+                format!("\"{reference}\" is not a Git ref name: {reason}"),
+            );
         }
         if let Some(c) = commit
             && is_commit_id(&reference)
@@ -299,7 +302,9 @@ fn bad_ref_name(name: &str) -> Option<&'static str> {
         || name.ends_with('.')
         || name.split('/').any(|c| c.starts_with('.'))
     {
-        Some("a component starts with \".\", or it starts or ends with \"/\" or ends with \".lock\"")
+        Some(
+            "a component starts with \".\", or it starts or ends with \"/\" or ends with \".lock\"",
+        )
     } else {
         None
     }

@@ -361,7 +361,12 @@ fn read_git(value: &Value, path: &FieldPath, problems: &mut Vec<Problem>) -> Opt
         ));
         return None;
     };
-    match GitRef::new(&url, reference.as_deref(), commit.as_deref(), dir.as_deref()) {
+    match GitRef::new(
+        &url,
+        reference.as_deref(),
+        commit.as_deref(),
+        dir.as_deref(),
+    ) {
         Ok(g) => Some(g),
         Err(e) => {
             let field = match &e {

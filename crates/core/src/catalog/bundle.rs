@@ -66,7 +66,12 @@ impl Origin {
             Self::Url(u) => format!("catalog {u}"),
             Self::Oci(r) => format!("catalog oci://{r}"),
             Self::Git { source, .. } => {
-                let mut label = format!("catalog git {}", source.display_url());
+                let url = source.display_url();
+                let mut label = if url.starts_with("git://") {
+                    format!("catalog {url}")
+                } else {
+                    format!("catalog git {url}")
+                };
                 if let Some(p) = &source.path {
                     label.push_str("//");
                     label.push_str(p);
