@@ -543,4 +543,65 @@ mod tests {
             Ok(format!("sha256:{}", "0".repeat(64)))
         );
     }
+    #[test]
+    fn issue12_git_string_form_round_trips_and_checks_each_part() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        for s in [
+            "git::https://example.com/org/repo.git?ref=v1.2.0".to_owned(),
+            format!("git::https://example.com/org/repo.git//catalogs/team?ref=v1&commit={sha}"),
+            format!("git://127.0.0.1:9418/repo//c?commit={sha}"),
+            "git::file:///srv/repo//catalogs/team?ref=main".to_owned(),
+        ] {
+            let parsed: CatalogRef = s.parse().expect("parses");
+            assert_eq!(parsed.to_string(), s);
+        }
+        let Ok(CatalogRef::Git(g)) =
+            format!("git::https://u:secret@h/r.git//a/./b/?ref={sha}").parse::<CatalogRef>()
+        else {
+            panic!("a git source");
+        };
+        assert_eq!(g.path.as_deref(), Some("a/b"));
+        assert_eq!(g.pin(), Some(sha));
+        assert_eq!(g.display_url(), "https://h/r.git");
+        assert!(!g.to_string().contains("secret"));
+        assert_eq!(g.at_commit(sha), format!("git:https://h/r.git@{sha}//a/b"));
+        for (text, standalone) in [
+            (
+                "git::ftp://h/r?ref=v1",
+                "git ftp://h/r: url \"ftp://h/r\" is not a Git repository URL (https://, git:// or file://)",
+            ),
+            (
+                "git::https://h/r",
+                "git https://h/r: ref is required: a tag, a branch or a full commit id (or set commit)",
+            ),
+            (
+                "git::https://h/r?ref=v1&commit=abc",
+                "git https://h/r: commit \"abc\" is not a full commit id (40 lowercase hex characters); `git rev-parse <ref>` prints it",
+            ),
+            (
+                "git::https://h/r//../x?ref=v1",
+                "git https://h/r: path \"../x\" climbs out with \"..\": the catalog must be inside the repository",
+            ),
+            (
+                "git::https://h/r?ref=--upload-pack=x",
+                "git https://h/r: ref \"--upload-pack=x\" is not a Git ref name: it starts with \"-\"",
+            ),
+            (
+                "git::https://h/r?ref=a:b",
+                "git https://h/r: ref \"a:b\" is not a Git ref name: it contains a blank or one of ~ ^ : ? * [ \\",
+            ),
+            (
+                "git::https://h/r?tag=v1",
+                "git https://h/r: query unknown parameter \"tag=v1\": the query takes ref=<ref> and commit=<sha>",
+            ),
+        ] {
+            let e = text.parse::<CatalogRef>().expect_err(text);
+            assert_eq!(e.standalone(), standalone, "{text}");
+        }
+        assert_eq!(
+            GitRef::new("https://h/r", Some(sha), Some(&"f".repeat(40)), None)
+                .map_err(|e| e.to_string()),
+            Err(format!("{} differs from ref {sha}, which is a commit id itself", "f".repeat(40)))
+        );
+    }
 }

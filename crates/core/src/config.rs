@@ -691,3 +691,64 @@ mod unknown_fields_tests {
         assert_eq!(bad.problems[0].path.to_string(), "spec.unknownFields");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue12_env_catalogs_keep_the_colons_of_git_sources() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(
+            split_env_catalogs(&format!(
+                "team:git::https://h:8443/r.git//c?ref=v1:git://127.0.0.1:9418/r//c?commit={sha}:/opt/x"
+            )),
+            vec![
+                "team".to_owned(),
+                "git::https://h:8443/r.git//c?ref=v1".to_owned(),
+                format!("git://127.0.0.1:9418/r//c?commit={sha}"),
+                "/opt/x".to_owned(),
+            ]
+        );
+        assert_eq!(split_env_catalogs("a:b"), vec!["a", "b"]);
+    }
+
+    #[test]
+    fn issue12_git_entries_are_read_strictly() {
+        let mut problems = Vec::new();
+        let entries = read_catalogs(
+            &serde_json::json!([
+                {"git": {"url": "https://h/r.git", "ref": "v1", "path": "catalogs/team"}},
+                {"git": {"url": "https://h/r.git", "ref": "v1", "tag": "v1"}},
+                {"git": {"ref": "v1"}},
+                {"git": {"url": "https://h/r.git", "ref": "v1"}, "url": "https://h/c.yaml"},
+                {"git": {"url": "https://h/r.git", "commit": "abc"}},
+            ]),
+            &FieldPath::parse("spec.catalogs"),
+            &mut problems,
+        );
+        assert_eq!(entries.len(), 2, "{problems:?}");
+        assert_eq!(
+            entries[0].source.to_string(),
+            "git::https://h/r.git//catalogs/team?ref=v1"
+        );
+        let texts: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert!(
+            texts.iter().any(|t| t.starts_with("spec.catalogs[1].git.tag: unknown field")),
+            "{texts:?}"
+        );
+        assert!(texts.contains(
+            &"spec.catalogs[2].git.url: is required: the repository (https://, git:// or file://)"
+                .to_owned()
+        ));
+        assert!(texts.contains(
+            &"spec.catalogs[3]: must set exactly one of path, url, oci, git".to_owned()
+        ));
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.starts_with("spec.catalogs[4].git.commit: \"abc\" is not a full commit id")),
+            "{texts:?}"
+        );
+    }
+}
