@@ -142,6 +142,9 @@ pub struct Fetched {
     pub warning: Option<String>,
 }
 
+/// A commit id and the catalog files of its subtree.
+type Tree = (String, Vec<(String, Vec<u8>)>);
+
 /// The cache key of a commit's subtree (content-addressed by the commit id).
 fn commit_key(source: &GitRef, commit: &str) -> String {
     source.at_commit(commit)
@@ -313,7 +316,7 @@ fn fetch_error(source: &GitRef, reason: impl std::fmt::Display) -> GitError {
 }
 
 /// A `file://` repository, opened in place: the ref resolved locally, no process spawned.
-fn read_local(source: &GitRef, dir: &Path) -> Result<(String, Vec<(String, Vec<u8>)>), GitError> {
+fn read_local(source: &GitRef, dir: &Path) -> Result<Tree, GitError> {
     let repo = gix::open_opts(dir, gix::open::Options::isolated())
         .map_err(|e| fetch_error(source, chain(&e)))?;
     let id = if is_commit_id(&source.reference) {
@@ -343,10 +346,7 @@ fn read_local(source: &GitRef, dir: &Path) -> Result<(String, Vec<(String, Vec<u
 
 /// A shallow fetch of the ref into a temporary bare repository, on a thread of its own that is
 /// abandoned at the deadline, with the pack size watched.
-fn fetch_remote(
-    source: &GitRef,
-    cache: &Cache,
-) -> Result<(String, Vec<(String, Vec<u8>)>), GitError> {
+fn fetch_remote(source: &GitRef, cache: &Cache) -> Result<Tree, GitError> {
     let url = source.display_url();
     if source.url.starts_with("git://") && source.pin().is_none() && !loopback(&source.url) {
         return Err(GitError::PlainGit { url });
@@ -426,11 +426,7 @@ fn dir_size(dir: &Path, depth: usize) -> u64 {
         .sum()
 }
 
-fn fetch_into(
-    source: &GitRef,
-    dir: &Path,
-    interrupt: &AtomicBool,
-) -> Result<(String, Vec<(String, Vec<u8>)>), GitError> {
+fn fetch_into(source: &GitRef, dir: &Path, interrupt: &AtomicBool) -> Result<Tree, GitError> {
     let e = |err: &dyn std::error::Error| fetch_error(source, chain(err));
     fs_err::create_dir_all(dir).map_err(|err| e(&err))?;
     gix::init_bare(dir).map_err(|err| e(&err))?;
@@ -470,13 +466,16 @@ fn fetch_into(
     let mut connection = remote
         .connect(gix::remote::Direction::Fetch)
         .map_err(|err| e(&err))?
-        .with_credentials(move |action| credentials(action, token.as_deref()));
+        .with_credentials(move |action| Ok(credentials(action, token.as_deref())));
     if source.url.starts_with("https://") || source.url.starts_with("http://") {
         let options = http_options(&repo, source)?;
         connection.set_transport_options(options);
     }
     let outcome = connection
-        .prepare_fetch(gix::progress::Discard, Default::default())
+        .prepare_fetch(
+            gix::progress::Discard,
+            gix::remote::ref_map::Options::default(),
+        )
         .map_err(|err| {
             let reason = chain(&err);
             if reason.contains("matched any of") && !want_id {
@@ -577,20 +576,20 @@ fn http_options(
 fn credentials(
     action: gix::credentials::helper::Action,
     token: Option<&str>,
-) -> gix::Result<Option<gix::credentials::protocol::Outcome>> {
+) -> Option<gix::credentials::protocol::Outcome> {
     use gix::credentials::helper::{Action, NextAction};
     match (action, token) {
         (Action::Get(ctx), Some(token)) if ctx.protocol.as_deref() == Some("https") => {
-            Ok(Some(gix::credentials::protocol::Outcome {
+            Some(gix::credentials::protocol::Outcome {
                 identity: gix::sec::identity::Account {
                     username: "x-access-token".to_owned(),
                     password: token.to_owned(),
                     oauth_refresh_token: None,
                 },
                 next: NextAction::from(ctx),
-            }))
+            })
         }
-        _ => Ok(None),
+        _ => None,
     }
 }
 
@@ -599,7 +598,7 @@ fn read_commit(
     repo: &gix::Repository,
     source: &GitRef,
     id: gix::ObjectId,
-) -> Result<(String, Vec<(String, Vec<u8>)>), GitError> {
+) -> Result<Tree, GitError> {
     let e = |err: &dyn std::error::Error| fetch_error(source, chain(err));
     let commit = repo
         .find_object(id)

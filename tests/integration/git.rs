@@ -107,15 +107,18 @@ fn issue12_git_by_tag_branch_and_commit_over_git_daemon_and_smart_http() {
             let out = env.run(&[], &resource_list(&entry(&url, &fields), &[&trust], ""));
             let what = format!("{url} {fields}");
             assert!(out.status.success(), "{what}: {}", stderr(&out));
-            let text = stdout(&out);
-            assert!(text.contains("greeting: hello"), "{what}: {text}");
-            assert!(text.contains(&annotation(&url, &commit)), "{what}: {text}");
+            let output = stdout(&out);
+            assert!(output.contains("greeting: hello"), "{what}: {output}");
+            assert!(
+                output.contains(&annotation(&url, &commit)),
+                "{what}: {output}"
+            );
             let suggestion = format!("is not pinned: it resolved to commit {commit} now");
-            assert_eq!(text.contains(&suggestion), !pinned, "{what}: {text}");
+            assert_eq!(output.contains(&suggestion), !pinned, "{what}: {output}");
             if !pinned {
                 assert!(
-                    text.contains(&format!("pin it with git: {{url: {url}, ref: ")),
-                    "{text}"
+                    output.contains(&format!("pin it with git: {{url: {url}, ref: ")),
+                    "{output}"
                 );
             }
         }

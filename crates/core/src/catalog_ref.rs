@@ -286,6 +286,8 @@ impl fmt::Display for GitRef {
 
 /// Why `name` cannot be a ref (`git check-ref-format`, and nothing that reads as an option or
 /// a refspec), or `None`.
+// `.lock` is a suffix Git reserves for its lock files, compared as Git does: case-sensitively.
+#[allow(clippy::case_sensitive_file_extension_comparisons)]
 fn bad_ref_name(name: &str) -> Option<&'static str> {
     if name.starts_with('-') {
         Some("it starts with \"-\"")
@@ -601,7 +603,10 @@ mod tests {
         assert_eq!(
             GitRef::new("https://h/r", Some(sha), Some(&"f".repeat(40)), None)
                 .map_err(|e| e.to_string()),
-            Err(format!("{} differs from ref {sha}, which is a commit id itself", "f".repeat(40)))
+            Err(format!(
+                "{} differs from ref {sha}, which is a commit id itself",
+                "f".repeat(40)
+            ))
         );
     }
 }

@@ -734,20 +734,25 @@ mod tests {
         );
         let texts: Vec<String> = problems.iter().map(ToString::to_string).collect();
         assert!(
-            texts.iter().any(|t| t.starts_with("spec.catalogs[1].git.tag: unknown field")),
+            texts
+                .iter()
+                .any(|t| t.starts_with("spec.catalogs[1].git.tag: unknown field")),
             "{texts:?}"
         );
         assert!(texts.contains(
             &"spec.catalogs[2].git.url: is required: the repository (https://, git:// or file://)"
                 .to_owned()
         ));
-        assert!(texts.contains(
-            &"spec.catalogs[3]: must set exactly one of path, url, oci, git".to_owned()
-        ));
+        assert!(
+            texts.contains(
+                &"spec.catalogs[3]: must set exactly one of path, url, oci, git".to_owned()
+            )
+        );
         assert!(
             texts
                 .iter()
-                .any(|t| t.starts_with("spec.catalogs[4].git.commit: \"abc\" is not a full commit id")),
+                .any(|t| t
+                    .starts_with("spec.catalogs[4].git.commit: \"abc\" is not a full commit id")),
             "{texts:?}"
         );
     }
