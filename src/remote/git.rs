@@ -389,6 +389,14 @@ fn fetch_remote(source: &GitRef, cache: &Cache) -> Result<Tree, GitError> {
             });
         }
     };
+    // A fetch that ended between two looks is measured once more.
+    let result = match result {
+        Ok(_) if dir_size(&dir.join("objects"), 0) > limit => Err(GitError::PackTooBig {
+            url: url.clone(),
+            bytes: limit,
+        }),
+        other => other,
+    };
     // An abandoned fetch may still be writing: removing the directory under it makes it fail.
     let _ = fs_err::remove_dir_all(&dir);
     result

@@ -777,4 +777,32 @@ mod tests {
         assert!(check_url_path("https://h?next=/../x").is_ok());
         assert!(check_url_path("https://h/t/a%20b.yaml").is_ok());
     }
+
+    #[test]
+    fn issue12_git_repositories_are_trusted_as_urls() {
+        let trusted = vec![
+            "git::https://git.example.co/platform/*".to_owned(),
+            "git://127.0.0.1:9418/repo".to_owned(),
+        ];
+        assert!(is_trusted_git(
+            "https://git.example.co/platform/catalogs.git",
+            &trusted
+        ));
+        assert!(is_trusted_git(
+            "https://u:t@git.example.co/platform/c.git",
+            &trusted
+        ));
+        assert!(is_trusted_git("git://127.0.0.1:9418/repo", &trusted));
+        assert!(is_trusted_git("file:///srv/repo", &[]));
+        for untrusted in [
+            "https://git.example.co/platform/../evil.git",
+            "https://git.example.co/platform%2f..%2fevil.git",
+            "https://git.example.co/other/c.git",
+            "git://127.0.0.1:9418/repo2",
+            "git://127.0.0.1:9419/repo",
+            "http://git.example.co/platform/c.git",
+        ] {
+            assert!(!is_trusted_git(untrusted, &trusted), "{untrusted}");
+        }
+    }
 }

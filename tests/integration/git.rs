@@ -348,3 +348,69 @@ fn issue12_git_string_forms_configmap_environment_and_catalog_view() {
         "git ftp://h/r.git: url \"ftp://h/r.git\" is not a Git repository URL (https://, git:// or file://)",
     );
 }
+
+#[test]
+fn issue12_git_fetches_are_bounded_in_time_and_size() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    // A git:// server that accepts and never answers: the fetch ends at its deadline
+    // (4 times KRM_CATALOG_HTTP_TIMEOUT).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let url = format!("git://127.0.0.1:{port}/repo");
+    let env = TestContext::new()
+        .with_env("KRM_CATALOG_HTTP_TIMEOUT", "1")
+        .with_deadline(std::time::Duration::from_secs(30));
+    let started = std::time::Instant::now();
+    let out = env.run(
+        &[],
+        &resource_list(
+            &entry(&url, "ref: v1, "),
+            &[&format!("git://127.0.0.1:{port}/*")],
+            "",
+        ),
+    );
+    assert_fails_with(
+        &out,
+        &format!("fetching {url} took longer than 4 s; raise KRM_CATALOG_HTTP_TIMEOUT"),
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    // A pack larger than the download limit is refused.
+    let http = Server::git_http(None);
+    make_repo(http.root());
+    let dir = http.root().join("repo");
+    // xorshift: bytes zlib cannot shrink.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let noise: Vec<u8> = (0..200_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()[0]
+        })
+        .collect();
+    fs_err::write(dir.join("noise.bin"), noise).expect("write");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "noise"]);
+    let url = http.url("repo");
+    let out = TestContext::new()
+        .with_env("KRM_CATALOG_MAX_DOWNLOAD_BYTES", "100000")
+        .run(
+            &[],
+            &resource_list(&entry(&url, "ref: main, "), &[&http.url("*")], ""),
+        );
+    assert_fails_with(
+        &out,
+        &format!(
+            "{url}: the fetched pack is larger than 100000 bytes; raise KRM_CATALOG_MAX_DOWNLOAD_BYTES"
+        ),
+    );
+}
