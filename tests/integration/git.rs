@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::remote::{CATALOG, OFFLINE, ONLINE, resource_list};
-use crate::servers::{GitDaemon, Server};
+use crate::servers::{GitDaemon, Server, tls};
 use crate::util::{
     TestContext, assert_fails_with, assert_output, have, stderr, stdout, succeed, test_name,
 };
@@ -413,4 +413,23 @@ fn issue12_git_fetches_are_bounded_in_time_and_size() {
             "{url}: the fetched pack is larger than 100000 bytes; raise KRM_CATALOG_MAX_DOWNLOAD_BYTES"
         ),
     );
+}
+
+#[test]
+fn issue12_git_over_https_with_a_private_ca() {
+    let test = test_name!();
+    if !tools(test) || !have("openssl", test) {
+        return;
+    }
+    let tls = tls();
+    let https = Server::git_http(Some(&tls));
+    let commit = make_repo(https.root());
+    let url = https.url("repo");
+    let input = resource_list(&entry(&url, "ref: v1, "), &[&https.url("*")], "");
+    // Without the CA the certificate is refused, and the message says so.
+    let out = TestContext::new().run(&[], &input);
+    assert_fails_with(&out, &format!("cannot fetch v1 from {url}"));
+    let out = TestContext::new().with_ca(&tls.ca).run(&[], &input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output(&out, &annotation(&url, &commit));
 }
