@@ -199,14 +199,12 @@ pub(crate) struct GitDaemon {
 impl GitDaemon {
     pub(crate) fn start(base: &Path) -> Self {
         let port = free_port();
+        // `git daemon` runs `git-daemon` as its child, which would outlive a kill of `git`:
+        // start the daemon itself.
+        let exec_path = crate::util::succeed(Command::new("git").arg("--exec-path"));
         let process = Process::spawn(
-            Command::new("git")
-                .args([
-                    "daemon",
-                    "--reuseaddr",
-                    "--export-all",
-                    "--listen=127.0.0.1",
-                ])
+            Command::new(Path::new(exec_path.trim()).join("git-daemon"))
+                .args(["--reuseaddr", "--export-all", "--listen=127.0.0.1"])
                 .arg(format!("--port={port}"))
                 .arg(format!("--base-path={}", base.display()))
                 .arg(base)
