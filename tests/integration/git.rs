@@ -194,6 +194,17 @@ fn issue12_git_untrusted_url_is_refused_before_any_request() {
     );
     assert_fails_with(&out, "not trusted");
     assert_eq!(http.requests(), 0, "{}", http.log());
+    // A redirect is not followed (the trust list was asked about the URL as written).
+    let moved = http.url("moved/repo");
+    let out = env.run(
+        &[],
+        &resource_list(&entry(&moved, "ref: v1, "), &[&http.url("*")], ""),
+    );
+    assert_fails_with(
+        &out,
+        "(redirects are not followed: write the repository's final URL, and trust that)",
+    );
+    assert!(!http.log().contains("GET /repo/"), "{}", http.log());
 }
 
 #[test]
