@@ -39,7 +39,7 @@ fn exec_root(origin: &Origin, cwd: &Path) -> Option<PathBuf> {
             }
         }
         Origin::Inline => Some(cwd.to_path_buf()),
-        Origin::Builtin | Origin::Url(_) | Origin::Oci(_) => None,
+        Origin::Builtin | Origin::Url(_) | Origin::Oci(_) | Origin::Git { .. } => None,
     }
 }
 

@@ -460,6 +460,13 @@ fn catalog_view(reference: &str, format: super::catalog_view::Format) -> Result<
         let pinned = source.pinned_entry(pin).unwrap_or_else(|| pin.to_string());
         let _ = writeln!(out, "Pin:       {pinned}");
     }
+    if let catalog::Origin::Git {
+        source: g,
+        commit: Some(commit),
+    } = &info.origin
+    {
+        let _ = writeln!(out, "Pin:       {}", g.pinned_entry(commit));
+    }
     let trust = if let Some(entry) = source.trust_entry() {
         format!(
             "remote: loaded only when spec.trustedCatalogs lists it, e.g. trustedCatalogs: [\"{entry}\"]"
@@ -563,7 +570,11 @@ fn catalog_lint(
     let mut err = std::io::stderr().lock();
     for path in paths {
         let label = path.display().to_string();
-        let mut bundle = Bundle::from_path(&label, path);
+        // A Git source (`git::…`, `git://…`) is fetched; anything else is a local path.
+        let mut bundle = match label.parse::<CatalogRef>() {
+            Ok(source @ CatalogRef::Git(_)) => crate::remote::Remote::new(false).pull(&source)?,
+            _ => Bundle::from_path(&label, path),
+        };
         let bundle_label = bundle.origin.label();
         if let Some(p) = standard_pattern {
             bundle.standard_pattern = Some(p.to_owned());

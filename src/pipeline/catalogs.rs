@@ -96,7 +96,7 @@ pub fn load_catalogs(
     // Catalogs baked into the image (environment) come right after the built-in one.
     let env_catalogs = config::env_catalogs();
     let mut pattern_fields: Vec<(String, String)> = Vec::new();
-    for entry in env_catalogs.iter().chain(&settings.catalogs) {
+    for (index, entry) in env_catalogs.iter().chain(&settings.catalogs).enumerate() {
         let mut bundle = match &entry.source {
             CatalogRef::Path(p) => {
                 let path = crate::env::resolve_path(&ctx.cwd, p);
@@ -108,7 +108,12 @@ pub fn load_catalogs(
                 }
                 bundle
             }
-            CatalogRef::Url { .. } | CatalogRef::Oci(_) => {
+            // A Git source baked into the image (environment) is trusted as the image is.
+            CatalogRef::Git(_) if index < env_catalogs.len() => {
+                let own: Vec<String> = entry.source.trust_entry().into_iter().collect();
+                remote.get().load(&entry.source, &own)
+            }
+            CatalogRef::Url { .. } | CatalogRef::Oci(_) | CatalogRef::Git(_) => {
                 remote.get().load(&entry.source, &settings.trusted_catalogs)
             }
         };

@@ -205,14 +205,24 @@ impl Cache {
             return;
         };
         for entry in entries.flatten() {
-            let stale = entry
+            // The temporary repositories of Git fetches (`git-*` directories) too; a link is
+            // neither a file nor a directory here (the entry's own metadata), and stays.
+            let git_dir = entry.file_name().to_string_lossy().starts_with("git-");
+            let Some(meta) = entry
                 .metadata()
                 .ok()
-                .filter(std::fs::Metadata::is_file)
-                .and_then(|m| m.modified().ok())
+                .filter(|m| m.is_file() || (git_dir && m.is_dir()))
+            else {
+                continue;
+            };
+            let stale = meta
+                .modified()
+                .ok()
                 .and_then(|t| t.elapsed().ok())
                 .is_some_and(|age| age > STALE_TMP);
-            if stale {
+            if stale && meta.is_dir() {
+                let _ = fs_err::remove_dir_all(entry.path());
+            } else if stale {
                 let _ = fs_err::remove_file(entry.path());
             }
         }
@@ -318,6 +328,31 @@ mod tests {
             fresh.exists(),
             "another process's write in progress was removed"
         );
+    }
+
+    #[test]
+    fn issue12_stale_git_fetch_directories_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::at(dir.path());
+        let tmp = dir.path().join("tmp");
+        let stale = tmp.join("git-1-2");
+        fs_err::create_dir_all(stale.join("objects")).unwrap();
+        let old = std::time::SystemTime::now() - STALE_TMP - std::time::Duration::from_secs(60);
+        fs_err::File::open(&stale)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let fresh = tmp.join("git-3-4");
+        let other = tmp.join("not-ours");
+        fs_err::create_dir_all(&fresh).unwrap();
+        fs_err::create_dir_all(&other).unwrap();
+        fs_err::File::open(&other)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        cache.clean_stale_tmp();
+        assert!(!stale.exists(), "a killed fetch's repository stays forever");
+        assert!(fresh.exists() && other.exists());
     }
 
     #[test]

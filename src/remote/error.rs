@@ -98,6 +98,9 @@ pub enum RemoteError {
     /// The network stack could not be set up.
     #[error(transparent)]
     Setup(#[from] SetupError),
+    /// A Git catalog could not be had.
+    #[error(transparent)]
+    Git(#[from] super::git::GitError),
     /// A request failed.
     #[error(transparent)]
     Fetch(#[from] FetchError),

@@ -5,6 +5,7 @@
 pub mod archive;
 pub mod cache;
 mod error;
+pub mod git;
 pub mod net;
 pub mod oci;
 
@@ -44,12 +45,29 @@ pub fn is_trusted(reference: &str, trusted: &[String]) -> bool {
     })
 }
 
+/// Whether a Git repository URL is trusted: `file://` is a local path (trusted like one);
+/// `https://`, `http://` and `git://` must match an entry as URLs do ([`is_trusted`]), entries
+/// written with or without `git::`.
+pub fn is_trusted_git(url: &str, trusted: &[String]) -> bool {
+    if url.starts_with("file://") {
+        return true;
+    }
+    let Ok(parsed) = check_url_path(url) else {
+        return false;
+    };
+    trusted.iter().any(|entry| {
+        let entry = entry.trim();
+        url_matches(&parsed, entry.strip_prefix("git::").unwrap_or(entry))
+    })
+}
+
 fn url_matches(url: &reqwest::Url, entry: &str) -> bool {
     let (text, prefix) = match entry.strip_suffix('*') {
         Some(p) => (p, true),
         None => (entry, false),
     };
-    if !(text.starts_with("https://") || text.starts_with("http://")) {
+    if !(text.starts_with("https://") || text.starts_with("http://") || text.starts_with("git://"))
+    {
         return false;
     }
     let Ok(e) = check_url_path(text) else {
@@ -249,6 +267,32 @@ impl Remote {
         };
         let origin = Origin::from(source);
         let label = origin.label();
+        if let CatalogRef::Git(g) = source {
+            if !is_trusted_git(&g.url, trusted) {
+                return Bundle::failed(
+                    origin,
+                    CatalogError::new(
+                        &label,
+                        format!(
+                            "not trusted; review it with `krm-catalog catalog view '{source}'`, then add \
+                             {reference} to spec.trustedCatalogs (exactly, or a prefix ending in *)"
+                        ),
+                    ),
+                );
+            }
+            return match git::load(g, &self.cache, self.offline) {
+                Ok(fetched) => git::bundle(fetched, g),
+                Err(e) => {
+                    let error = CatalogError::new(&label, e.to_string());
+                    let error = if e.is_unavailable() {
+                        error.unavailable()
+                    } else {
+                        error
+                    };
+                    Bundle::failed(origin, error)
+                }
+            };
+        }
         if let CatalogRef::Url { url, .. } = source
             && let Err(e) = check_url_path(url)
         {
@@ -302,6 +346,7 @@ impl Remote {
                 self.resolve_url(url, sha256.as_ref().map(Digest::hex), refresh, trusted)
             }
             CatalogRef::Oci(r) => self.resolve_oci(r, refresh),
+            CatalogRef::Git(g) => Ok(git::bundle(git::load(g, &self.cache, self.offline)?, g)),
             CatalogRef::Path(p) => Err(RemoteError::LocalPath(p.clone())),
         }
     }
@@ -731,5 +776,33 @@ mod tests {
         }
         assert!(check_url_path("https://h?next=/../x").is_ok());
         assert!(check_url_path("https://h/t/a%20b.yaml").is_ok());
+    }
+
+    #[test]
+    fn issue12_git_repositories_are_trusted_as_urls() {
+        let trusted = vec![
+            "git::https://git.example.co/platform/*".to_owned(),
+            "git://127.0.0.1:9418/repo".to_owned(),
+        ];
+        assert!(is_trusted_git(
+            "https://git.example.co/platform/catalogs.git",
+            &trusted
+        ));
+        assert!(is_trusted_git(
+            "https://u:t@git.example.co/platform/c.git",
+            &trusted
+        ));
+        assert!(is_trusted_git("git://127.0.0.1:9418/repo", &trusted));
+        assert!(is_trusted_git("file:///srv/repo", &[]));
+        for untrusted in [
+            "https://git.example.co/platform/../evil.git",
+            "https://git.example.co/platform%2f..%2fevil.git",
+            "https://git.example.co/other/c.git",
+            "git://127.0.0.1:9418/repo2",
+            "git://127.0.0.1:9419/repo",
+            "http://git.example.co/platform/c.git",
+        ] {
+            assert!(!is_trusted_git(untrusted, &trusted), "{untrusted}");
+        }
     }
 }

@@ -7,6 +7,7 @@ mod container;
 mod corpus;
 mod crd_corpus;
 mod function_kinds;
+mod git;
 mod golden;
 mod hardening_local;
 mod hardening_net;

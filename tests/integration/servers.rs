@@ -104,6 +104,12 @@ impl Server {
         Self::spawn("catalog_server.py", tls, "127.0.0.1", true, &extra)
     }
 
+    /// `git_http_server.py`: smart HTTP Git (`git http-backend`) for the repositories under
+    /// [`Server::root`].
+    pub(crate) fn git_http(tls: Option<&Tls>) -> Self {
+        Self::spawn("git_http_server.py", tls, "127.0.0.1", true, &[])
+    }
+
     /// `hostile_server.py`; over HTTPS its URLs name `localhost`.
     pub(crate) fn hostile(tls: Option<&Tls>) -> Self {
         let host = if tls.is_some() {
@@ -181,6 +187,40 @@ impl Server {
 
     pub(crate) fn requests(&self) -> usize {
         self.log().lines().count()
+    }
+}
+
+/// `git daemon` (git://) serving the repositories under a directory on a free loopback port.
+pub(crate) struct GitDaemon {
+    _process: Process,
+    pub(crate) port: u16,
+}
+
+impl GitDaemon {
+    pub(crate) fn start(base: &Path) -> Self {
+        let port = free_port();
+        // `git daemon` runs `git-daemon` as its child, which would outlive a kill of `git`:
+        // start the daemon itself.
+        let exec_path = crate::util::succeed(Command::new("git").arg("--exec-path"));
+        let process = Process::spawn(
+            Command::new(Path::new(exec_path.trim()).join("git-daemon"))
+                .args(["--reuseaddr", "--export-all", "--listen=127.0.0.1"])
+                .arg(format!("--port={port}"))
+                .arg(format!("--base-path={}", base.display()))
+                .arg(base)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        );
+        wait_for_port(("127.0.0.1", port), "git daemon");
+        Self {
+            _process: process,
+            port,
+        }
+    }
+
+    /// The git:// URL of a repository under the base directory.
+    pub(crate) fn url(&self, repo: &str) -> String {
+        format!("git://127.0.0.1:{}/{repo}", self.port)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::catalog_ref::{CatalogRef, Digest};
+use crate::catalog_ref::{CatalogRef, CatalogRefError, Digest, GitRef};
 use crate::diagnostics::FieldPath;
 use crate::service::instance::UnknownFields;
 use crate::strict::{Problem, Reader};
@@ -276,20 +276,21 @@ fn read_catalogs(
     for (i, entry) in list.iter().enumerate() {
         let field = path.index(i);
         let mut r = Reader::new(entry, &field, problems);
-        r.deny_unknown(&["path", "url", "sha256", "oci", "standardPattern"]);
+        r.deny_unknown(&["path", "url", "sha256", "oci", "git", "standardPattern"]);
         let standard_pattern = r.string("standardPattern");
         let p = r.string("path");
         let url = r.string("url");
         let sha256 = r.string("sha256");
         let oci = r.string("oci");
-        let given = [p.is_some(), url.is_some(), oci.is_some()]
+        let git = r.get("git").cloned();
+        let given = [p.is_some(), url.is_some(), oci.is_some(), git.is_some()]
             .iter()
             .filter(|b| **b)
             .count();
         if given != 1 {
             problems.push(Problem::new(
                 &field,
-                "must set exactly one of path, url, oci",
+                "must set exactly one of path, url, oci, git",
             ));
             continue;
         }
@@ -307,7 +308,12 @@ fn read_catalogs(
                 None
             }
         };
-        let source = if let Some(p) = p {
+        let source = if let Some(git) = git {
+            let Some(g) = read_git(&git, &field.key("git"), problems) else {
+                continue;
+            };
+            CatalogRef::Git(g)
+        } else if let Some(p) = p {
             if p.trim().is_empty() {
                 problems.push(Problem::new(field.key("path"), "must not be empty"));
                 continue;
@@ -339,18 +345,88 @@ fn read_catalogs(
     out
 }
 
+/// `git: {url, ref, commit, path}`, every part checked by [`GitRef::new`].
+fn read_git(value: &Value, path: &FieldPath, problems: &mut Vec<Problem>) -> Option<GitRef> {
+    let mut r = Reader::new(value, path, problems);
+    r.deny_unknown(&["url", "ref", "commit", "path"]);
+    let url = r.string("url");
+    let reference = r.string("ref");
+    let commit = r.string("commit");
+    let dir = r.string("path");
+    drop(r);
+    let Some(url) = url else {
+        problems.push(Problem::new(
+            path.key("url"),
+            "is required: the repository (https://, git:// or file://)",
+        ));
+        return None;
+    };
+    match GitRef::new(
+        &url,
+        reference.as_deref(),
+        commit.as_deref(),
+        dir.as_deref(),
+    ) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            let field = match &e {
+                CatalogRefError::Git { field, .. } => path.key(field),
+                CatalogRefError::Pin { .. } => path.clone(),
+            };
+            problems.push(Problem::new(field, e.to_string()));
+            None
+        }
+    }
+}
+
+/// `KRM_CATALOG_CATALOGS` split at `:`, except the colons of a Git source's `git::`, its
+/// `scheme://` and its host's port.
+fn split_env_catalogs(value: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for piece in value.split(':') {
+        let join = out.last().is_some_and(|cur: &String| {
+            let git = cur.starts_with("git:");
+            cur == "git"
+                || cur == "git:"
+                || (git && piece.starts_with("//"))
+                || (git
+                    && cur.contains("://")
+                    && !cur.rsplit("://").next().unwrap_or_default().contains('/')
+                    && piece.starts_with(|c: char| c.is_ascii_digit()))
+        });
+        match out.last_mut() {
+            Some(cur) if join => {
+                cur.push(':');
+                cur.push_str(piece);
+            }
+            _ => out.push(piece.to_owned()),
+        }
+    }
+    out
+}
+
 /// The catalogs named by [`crate::env::CATALOGS`].
 pub fn env_catalogs() -> Vec<CatalogEntry> {
-    crate::env::catalogs()
-        .split(':')
-        .map(str::trim)
+    split_env_catalogs(&crate::env::catalogs())
+        .iter()
+        .map(|p| p.trim())
         .filter(|p| !p.is_empty())
         .enumerate()
-        .map(|(i, p)| CatalogEntry {
-            // `:` separates entries, so no entry is a URL: each is a path.
-            source: CatalogRef::Path(p.to_owned()),
-            field: FieldPath::root().key(crate::env::CATALOGS).index(i),
-            standard_pattern: None,
+        .map(|(i, p)| {
+            // `:` separates entries, so no entry is an https URL: each is a path or a Git
+            // source (`git::…`, `git://…`), whose colons the split keeps. A Git source that
+            // does not parse is loaded as the path it would be, and fails naming it.
+            let source = if p.starts_with("git:") {
+                p.parse::<CatalogRef>()
+                    .unwrap_or_else(|_| CatalogRef::Path(p.to_owned()))
+            } else {
+                CatalogRef::Path(p.to_owned())
+            };
+            CatalogEntry {
+                source,
+                field: FieldPath::root().key(crate::env::CATALOGS).index(i),
+                standard_pattern: None,
+            }
         })
         .collect()
 }
@@ -541,6 +617,18 @@ pub fn json_schema() -> Value {
                                 "url": {"type": "string", "description": "An HTTPS URL of a catalog file or .tar.gz bundle."},
                                 "sha256": {"type": "string", "pattern": "^[0-9a-f]{64}$", "description": "Pin of the fetched bytes of a url source."},
                                 "oci": {"type": "string", "description": "An OCI artifact reference (tag or digest)."},
+                                "git": {
+                                    "type": "object",
+                                    "additionalProperties": false,
+                                    "required": ["url"],
+                                    "description": "A Git repository, fetched shallow at one ref by a pure-Rust client.",
+                                    "properties": {
+                                        "url": {"type": "string", "description": "The repository: https://, git:// or file://."},
+                                        "ref": {"type": "string", "description": "A tag, a branch or a full commit id."},
+                                        "commit": {"type": "string", "pattern": "^([0-9a-f]{40}|[0-9a-f]{64})$", "description": "The full commit id the ref must resolve to (the pin)."},
+                                        "path": {"type": "string", "description": "The catalog's directory inside the repository."},
+                                    },
+                                },
                                 "standardPattern": {"type": "string", "description": "For a catalog without templates/ of its own (kubara catalogs): render its services with the standard pattern of this catalog (builtin, or a loaded catalog's name)."},
                             },
                         },
@@ -601,5 +689,71 @@ mod unknown_fields_tests {
             "spec": {"unknownFields": "strict"}})));
         assert_eq!(bad.problems.len(), 1, "{:?}", bad.problems);
         assert_eq!(bad.problems[0].path.to_string(), "spec.unknownFields");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue12_env_catalogs_keep_the_colons_of_git_sources() {
+        let sha = "0123456789abcdef0123456789abcdef01234567";
+        assert_eq!(
+            split_env_catalogs(&format!(
+                "team:git::https://h:8443/r.git//c?ref=v1:git://127.0.0.1:9418/r//c?commit={sha}:/opt/x"
+            )),
+            vec![
+                "team".to_owned(),
+                "git::https://h:8443/r.git//c?ref=v1".to_owned(),
+                format!("git://127.0.0.1:9418/r//c?commit={sha}"),
+                "/opt/x".to_owned(),
+            ]
+        );
+        assert_eq!(split_env_catalogs("a:b"), vec!["a", "b"]);
+    }
+
+    #[test]
+    fn issue12_git_entries_are_read_strictly() {
+        let mut problems = Vec::new();
+        let entries = read_catalogs(
+            &serde_json::json!([
+                {"git": {"url": "https://h/r.git", "ref": "v1", "path": "catalogs/team"}},
+                {"git": {"url": "https://h/r.git", "ref": "v1", "tag": "v1"}},
+                {"git": {"ref": "v1"}},
+                {"git": {"url": "https://h/r.git", "ref": "v1"}, "url": "https://h/c.yaml"},
+                {"git": {"url": "https://h/r.git", "commit": "abc"}},
+            ]),
+            &FieldPath::parse("spec.catalogs"),
+            &mut problems,
+        );
+        assert_eq!(entries.len(), 2, "{problems:?}");
+        assert_eq!(
+            entries[0].source.to_string(),
+            "git::https://h/r.git//catalogs/team?ref=v1"
+        );
+        let texts: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert!(
+            texts
+                .iter()
+                .any(|t| t.starts_with("spec.catalogs[1].git.tag: unknown field")),
+            "{texts:?}"
+        );
+        assert!(texts.contains(
+            &"spec.catalogs[2].git.url: is required: the repository (https://, git:// or file://)"
+                .to_owned()
+        ));
+        assert!(
+            texts.contains(
+                &"spec.catalogs[3]: must set exactly one of path, url, oci, git".to_owned()
+            )
+        );
+        assert!(
+            texts
+                .iter()
+                .any(|t| t
+                    .starts_with("spec.catalogs[4].git.commit: \"abc\" is not a full commit id")),
+            "{texts:?}"
+        );
     }
 }

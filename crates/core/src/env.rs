@@ -18,6 +18,9 @@ pub const CACHE: &str = "KRM_CATALOG_CACHE";
 pub const CATALOGS: &str = "KRM_CATALOG_CATALOGS";
 /// Extra CA certificates (a PEM file) for private HTTPS servers and registries (default none).
 pub const CA_FILE: &str = "KRM_CATALOG_CA_FILE";
+/// A token for HTTPS Git catalog sources that need one (default none): sent as the password
+/// (user `x-access-token`, which GitHub, GitLab and Gitea accept), never logged.
+pub const GIT_TOKEN: &str = "KRM_CATALOG_GIT_TOKEN";
 /// Seconds per HTTP request (default 30, at least 1).
 pub const HTTP_TIMEOUT: &str = "KRM_CATALOG_HTTP_TIMEOUT";
 /// Retries of an HTTP request on transient failures (default 3).
@@ -145,6 +148,11 @@ pub fn max_unpack_ratio() -> u64 {
 /// [`CA_FILE`], when set and not empty.
 pub fn ca_file() -> Option<OsString> {
     non_empty(CA_FILE)
+}
+
+/// [`GIT_TOKEN`], when set and not empty.
+pub fn git_token() -> Option<String> {
+    non_empty(GIT_TOKEN).and_then(|t| t.into_string().ok())
 }
 
 /// [`CATALOGS`] as written (empty when unset or not UTF-8).

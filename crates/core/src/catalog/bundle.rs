@@ -31,6 +31,13 @@ pub enum Origin {
     Url(String),
     /// An OCI artifact reference (without `oci://`).
     Oci(String),
+    /// A Git repository at a ref; `commit` is what the ref resolved to, once fetched.
+    Git {
+        /// The source as configured (its URL printed without credentials).
+        source: crate::catalog_ref::GitRef,
+        /// The commit the tree was read from.
+        commit: Option<String>,
+    },
 }
 
 /// Where a catalog reference's bundle comes from.
@@ -41,6 +48,10 @@ impl From<&crate::catalog_ref::CatalogRef> for Origin {
             CatalogRef::Url { url, .. } => Self::Url(url.clone()),
             CatalogRef::Oci(r) => Self::Oci(r.clone()),
             CatalogRef::Path(p) => Self::Path(p.clone()),
+            CatalogRef::Git(g) => Self::Git {
+                source: g.clone(),
+                commit: None,
+            },
         }
     }
 }
@@ -54,6 +65,21 @@ impl Origin {
             Self::Inline => "inline catalog".to_owned(),
             Self::Url(u) => format!("catalog {u}"),
             Self::Oci(r) => format!("catalog oci://{r}"),
+            Self::Git { source, .. } => {
+                let url = source.display_url();
+                let mut label = if url.starts_with("git://") {
+                    format!("catalog {url}")
+                } else {
+                    format!("catalog git {url}")
+                };
+                if let Some(p) = &source.path {
+                    label.push_str("//");
+                    label.push_str(p);
+                }
+                label.push('@');
+                label.push_str(&source.reference);
+                label
+            }
         }
     }
 }
@@ -119,7 +145,15 @@ pub struct Bundle {
 
 impl Bundle {
     /// How generated objects name this catalog: `name@version`, else the content digest.
+    /// A Git catalog is named by the commit it was read from, `git:<url>@<commit>[//path]`.
     pub fn reference(&self) -> String {
+        if let Origin::Git {
+            source,
+            commit: Some(commit),
+        } = &self.origin
+        {
+            return source.at_commit(commit);
+        }
         match (&self.name, &self.version) {
             (Some(n), Some(v)) => format!("{n}@{v}"),
             (Some(n), None) => format!("{n}@sha256:{}", self.digest),

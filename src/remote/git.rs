@@ -1,0 +1,773 @@
+//! Git catalog sources (SPEC §4.2): a shallow fetch (depth 1) of one ref with `gix`, pure Rust,
+//! no `git` binary and no credential helpers; the catalog's subtree is read from the object
+//! database (never checked out, so no link on disk is followed) with the bundle bounds, cached
+//! as a `.tar.gz` blob under the commit, and loaded like any bundle.
+//!
+//! Bounds: the whole fetch runs on its own thread and is abandoned at its deadline; the pack on
+//! disk is watched and the fetch interrupted past the download limit; the files read from the
+//! tree obey the catalog bundle limits. `file://` repositories are opened in place (gix would
+//! spawn `git-upload-pack` for them).
+
+use std::num::NonZeroU32;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::catalog::{Bundle, CatalogError, Origin};
+use crate::catalog_ref::{GitRef, is_commit_id};
+
+use super::archive::{self, Bounds, MAX_ENTRIES};
+use super::cache::{Cache, RefEntry};
+
+/// Why a Git catalog could not be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GitError {
+    /// The fetch (or opening a `file://` repository) failed.
+    #[error("cannot fetch {reference} from {url}: {reason}")]
+    Fetch {
+        /// The URL, without credentials.
+        url: String,
+        /// The ref.
+        reference: String,
+        /// What gix said (credentials removed).
+        reason: String,
+    },
+    /// The fetch took longer than its deadline.
+    #[error(
+        "fetching {url} took longer than {seconds} s; raise {} (a Git fetch may take 4 times one request's seconds) for a slow server",
+        crate::env::HTTP_TIMEOUT
+    )]
+    Timeout {
+        /// The URL.
+        url: String,
+        /// The deadline.
+        seconds: u64,
+    },
+    /// The pack grew past the download limit.
+    #[error(
+        "{url}: the fetched pack is larger than {bytes} bytes; raise {} if the repository is that big, or keep catalogs in a smaller repository",
+        crate::env::MAX_DOWNLOAD_BYTES
+    )]
+    PackTooBig {
+        /// The URL.
+        url: String,
+        /// The limit.
+        bytes: u64,
+    },
+    /// The server does not have the ref.
+    #[error(
+        "{url} has no ref \"{reference}\" (looked for the tag, the branch and a full ref name); check the name with `git ls-remote {url}`"
+    )]
+    NoSuchRef {
+        /// The URL.
+        url: String,
+        /// The ref.
+        reference: String,
+    },
+    /// The ref resolved to another commit than the pin.
+    #[error(
+        "{url}: ref \"{reference}\" is now commit {got}, but commit pins {expected}: the ref moved (or the pin is wrong); check the new commit, then set commit: {got} if you trust it"
+    )]
+    Moved {
+        /// The URL.
+        url: String,
+        /// The ref.
+        reference: String,
+        /// The pin.
+        expected: String,
+        /// What the ref is now.
+        got: String,
+    },
+    /// `path` names no directory of the commit, or leaves the tree through a link.
+    #[error("{url}@{commit}: path \"{path}\" {reason}")]
+    Path {
+        /// The URL.
+        url: String,
+        /// The commit.
+        commit: String,
+        /// The path.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The catalog's files are too many or too large.
+    #[error("{url}@{commit}: {reason}")]
+    Tree {
+        /// The URL.
+        url: String,
+        /// The commit.
+        commit: String,
+        /// The bound that was hit.
+        reason: String,
+    },
+    /// `git://` without a commit pin to a host that is not loopback.
+    #[error(
+        "{url}: git:// is unauthenticated; pin the catalog with commit: <full sha> (the commit id proves the content), or use https://"
+    )]
+    PlainGit {
+        /// The URL.
+        url: String,
+    },
+    /// Offline and not in the cache.
+    #[error(
+        "offline: {reference} is not in {cache}; run `krm-catalog catalog pull '{reference}'` where the network is available"
+    )]
+    NotPulled {
+        /// The source's string form.
+        reference: String,
+        /// The cache, described.
+        cache: String,
+    },
+}
+
+impl GitError {
+    /// Whether the catalog could just not be reached (then a run that does not need it goes
+    /// on, KEP-2906 "Dependencies"); a moved ref, a bad path or a bound is always an error.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            Self::Fetch { .. } | Self::Timeout { .. } | Self::NotPulled { .. }
+        )
+    }
+}
+
+/// A Git catalog loaded from the cache or the network: its files and the commit they are of.
+pub struct Fetched {
+    /// The commit the files were read from.
+    pub commit: String,
+    /// The catalog files (paths relative to `path`).
+    pub files: Vec<(String, Vec<u8>)>,
+    /// A warning to report with the bundle (an unpinned ref, an offline resolution).
+    pub warning: Option<String>,
+}
+
+/// A commit id and the catalog files of its subtree.
+type Tree = (String, Vec<(String, Vec<u8>)>);
+
+/// The cache key of a commit's subtree (content-addressed by the commit id).
+fn commit_key(source: &GitRef, commit: &str) -> String {
+    source.at_commit(commit)
+}
+
+/// The cache key of the last resolution of an unpinned ref.
+fn ref_key(source: &GitRef) -> String {
+    let mut key = format!("git:{}?ref={}", source.display_url(), source.reference);
+    if let Some(p) = &source.path {
+        key.push_str("&path=");
+        key.push_str(p);
+    }
+    key
+}
+
+/// Load `source`: a pinned commit from the cache when it is there (the commit id names the
+/// content), else by a shallow fetch; offline, an unpinned ref is taken at its last resolution
+/// the cache recorded, with a warning.
+pub fn load(source: &GitRef, cache: &Cache, offline: bool) -> Result<Fetched, GitError> {
+    let url = source.display_url();
+    if let Some(pin) = source.pin()
+        && let Some(files) = cached_tree(cache, &commit_key(source, pin))
+    {
+        crate::log!(
+            crate::logger::Level::Info,
+            "{url}@{pin}: from {}",
+            cache.describe()
+        );
+        return Ok(Fetched {
+            commit: pin.to_owned(),
+            files,
+            warning: None,
+        });
+    }
+    if offline {
+        // An unpinned ref offline: the last resolution the cache recorded, with a warning
+        // (the ref may have moved since).
+        if source.pin().is_none()
+            && let Some(entry) = cache.get_ref(&ref_key(source))
+            && let Some(files) = blob_files(cache, &entry.digest)
+        {
+            return Ok(Fetched {
+                warning: Some(format!(
+                    "offline: ref \"{}\" is taken as commit {}, its last resolution in {}; it may have moved since (pin it with commit: {})",
+                    source.reference,
+                    entry.name,
+                    cache.describe(),
+                    entry.name
+                )),
+                commit: entry.name,
+                files,
+            });
+        }
+        return Err(GitError::NotPulled {
+            reference: source.to_string(),
+            cache: cache.describe(),
+        });
+    }
+    let (commit, files) = if let Some(dir) = source.url.strip_prefix("file://") {
+        read_local(source, Path::new(dir))?
+    } else {
+        fetch_remote(source, cache)?
+    };
+    if let Some(pin) = source.pin()
+        && pin != commit
+    {
+        return Err(GitError::Moved {
+            url,
+            reference: source.reference.clone(),
+            expected: pin.to_owned(),
+            got: commit,
+        });
+    }
+    store(cache, source, &commit, &files);
+    let warning = source.pin().is_none().then(|| {
+        format!(
+            "ref \"{}\" is not pinned: it resolved to commit {commit} now, and may move; pin it with {}",
+            source.reference,
+            source.pinned_entry(&commit)
+        )
+    });
+    Ok(Fetched {
+        commit,
+        files,
+        warning,
+    })
+}
+
+/// Load `source` as a bundle (problems in the bundle).
+pub fn bundle(fetched: Fetched, source: &GitRef) -> Bundle {
+    let origin = Origin::Git {
+        source: source.clone(),
+        commit: Some(fetched.commit.clone()),
+    };
+    let label = origin.label();
+    let borrowed: Vec<(String, &[u8])> = fetched
+        .files
+        .iter()
+        .map(|(p, c)| (p.clone(), c.as_slice()))
+        .collect();
+    let mut bundle = Bundle::from_files(origin, &borrowed);
+    if let Some(w) = fetched.warning {
+        bundle.problems.push(CatalogError::new(&label, w).warning());
+    }
+    bundle
+}
+
+fn cached_tree(cache: &Cache, key: &str) -> Option<Vec<(String, Vec<u8>)>> {
+    let entry = cache.get_ref(key)?;
+    blob_files(cache, &entry.digest)
+}
+
+fn blob_files(cache: &Cache, hex: &str) -> Option<Vec<(String, Vec<u8>)>> {
+    let bytes = cache.get_blob(hex)?;
+    archive::unpack(&bytes, &Bounds::catalog()).ok()
+}
+
+/// Store the subtree under its commit (and an unpinned ref's resolution); a cache that cannot
+/// be written does not fail the run.
+fn store(cache: &Cache, source: &GitRef, commit: &str, files: &[(String, Vec<u8>)]) {
+    let borrowed: Vec<(&str, &[u8])> = files
+        .iter()
+        .map(|(p, c)| (p.as_str(), c.as_slice()))
+        .collect();
+    let packed = archive::pack(&borrowed);
+    let result = cache.put_blob(&packed).and_then(|hex| {
+        let entry = RefEntry {
+            digest: hex,
+            kind: "git".into(),
+            name: commit.to_owned(),
+            via: Vec::new(),
+        };
+        cache.put_ref(&commit_key(source, commit), &entry)?;
+        cache.put_ref(&ref_key(source), &entry)
+    });
+    if let Err(e) = result {
+        crate::log!(
+            crate::logger::Level::Warn,
+            "cannot write {}: {e}",
+            cache.describe()
+        );
+    }
+}
+
+/// An error and its causes, `a: b: c` (gix says the useful part in a cause).
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut cause = err.source();
+    while let Some(c) = cause {
+        let next = c.to_string();
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = c.source();
+    }
+    text
+}
+
+fn fetch_error(source: &GitRef, reason: impl std::fmt::Display) -> GitError {
+    let url = source.display_url();
+    // gix names the URL it was given: never print the credentials in it.
+    let reason = reason.to_string().replace(&source.url, &url);
+    GitError::Fetch {
+        url,
+        reference: source.reference.clone(),
+        reason,
+    }
+}
+
+/// A `file://` repository, opened in place: the ref resolved locally, no process spawned.
+fn read_local(source: &GitRef, dir: &Path) -> Result<Tree, GitError> {
+    let repo = gix::open_opts(dir, gix::open::Options::isolated())
+        .map_err(|e| fetch_error(source, chain(&e)))?;
+    let id = if is_commit_id(&source.reference) {
+        gix::ObjectId::from_hex(source.reference.as_bytes()).map_err(|e| fetch_error(source, e))?
+    } else {
+        let candidates = [
+            format!("refs/tags/{}", source.reference),
+            format!("refs/heads/{}", source.reference),
+            source.reference.clone(),
+        ];
+        let found = candidates
+            .iter()
+            .find_map(|name| repo.try_find_reference(name.as_str()).ok().flatten());
+        let Some(mut reference) = found else {
+            return Err(GitError::NoSuchRef {
+                url: source.display_url(),
+                reference: source.reference.clone(),
+            });
+        };
+        reference
+            .peel_to_id()
+            .map_err(|e| fetch_error(source, e))?
+            .detach()
+    };
+    read_commit(&repo, source, id)
+}
+
+/// A shallow fetch of the ref into a temporary bare repository, on a thread of its own that is
+/// abandoned at the deadline, with the pack size watched.
+fn fetch_remote(source: &GitRef, cache: &Cache) -> Result<Tree, GitError> {
+    let url = source.display_url();
+    if source.url.starts_with("git://") && source.pin().is_none() && !loopback(&source.url) {
+        return Err(GitError::PlainGit { url });
+    }
+    let dir = temp_dir(cache);
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let deadline = crate::env::http_timeout().saturating_mul(4);
+    let limit = crate::env::max_download_bytes() as u64;
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let (source, dir, interrupt) = (source.clone(), dir.clone(), interrupt.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(fetch_into(&source, &dir, &interrupt));
+        });
+    }
+    let started = Instant::now();
+    let result = loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok(r) => break r,
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                break Err(fetch_error(
+                    source,
+                    "the fetch thread ended without an answer",
+                ));
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if started.elapsed() > deadline {
+            interrupt.store(true, Ordering::Relaxed);
+            break Err(GitError::Timeout {
+                url: url.clone(),
+                seconds: deadline.as_secs(),
+            });
+        }
+        if dir_size(&dir.join("objects"), 0) > limit {
+            interrupt.store(true, Ordering::Relaxed);
+            break Err(GitError::PackTooBig {
+                url: url.clone(),
+                bytes: limit,
+            });
+        }
+    };
+    // A fetch that ended between two looks is measured once more.
+    let result = match result {
+        Ok(_) if dir_size(&dir.join("objects"), 0) > limit => Err(GitError::PackTooBig {
+            url: url.clone(),
+            bytes: limit,
+        }),
+        other => other,
+    };
+    // An abandoned fetch may still be writing: removing the directory under it makes it fail.
+    let _ = fs_err::remove_dir_all(&dir);
+    result
+}
+
+fn loopback(url: &str) -> bool {
+    reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(super::net::is_loopback_host))
+        .unwrap_or(false)
+}
+
+fn temp_dir(cache: &Cache) -> PathBuf {
+    let base = cache
+        .root()
+        .map_or_else(std::env::temp_dir, |r| r.join("tmp"));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    base.join(format!("git-{}-{nanos}", std::process::id()))
+}
+
+/// Bytes under `dir` (the pack being received), depth-bounded, links not followed.
+fn dir_size(dir: &Path, depth: usize) -> u64 {
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() && depth < 4 => dir_size(&e.path(), depth + 1),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
+}
+
+fn fetch_into(source: &GitRef, dir: &Path, interrupt: &AtomicBool) -> Result<Tree, GitError> {
+    let e = |err: &dyn std::error::Error| fetch_error(source, chain(err));
+    fs_err::create_dir_all(dir).map_err(|err| e(&err))?;
+    gix::init_bare(dir).map_err(|err| e(&err))?;
+    // Isolated: no system or user Git configuration (no url rewrites, no credential helpers,
+    // no proxies of theirs); redirects are not followed (the trust list was checked for the
+    // URL as written, and is not asked again for a hop).
+    let options = gix::open::Options::isolated().config_overrides([
+        "http.followRedirects=false",
+        "http.lowSpeedLimit=1",
+        "http.lowSpeedTime=30",
+        "protocol.version=2",
+        "protocol.allow=always",
+        "protocol.file.allow=never",
+        "protocol.ext.allow=never",
+        "protocol.ssh.allow=never",
+    ]);
+    let repo = gix::open_opts(dir, options).map_err(|err| e(&err))?;
+    let want_id = is_commit_id(&source.reference);
+    let refspecs: Vec<String> = if want_id {
+        vec![source.reference.clone()]
+    } else {
+        vec![
+            format!("+refs/tags/{0}:refs/krm/tags/{0}", source.reference),
+            format!("+refs/heads/{0}:refs/krm/heads/{0}", source.reference),
+        ]
+    };
+    let remote = repo
+        .remote_at(source.url.as_str())
+        .map_err(|err| e(&err))?
+        .with_fetch_tags(gix::remote::fetch::Tags::None)
+        .with_refspecs(
+            refspecs.iter().map(String::as_str),
+            gix::remote::Direction::Fetch,
+        )
+        .map_err(|err| e(&err))?;
+    let token = crate::env::git_token();
+    let mut connection = remote
+        .connect(gix::remote::Direction::Fetch)
+        .map_err(|err| e(&err))?
+        .with_credentials(move |action| Ok(credentials(action, token.as_deref())));
+    if source.url.starts_with("https://") || source.url.starts_with("http://") {
+        let options = http_options(&repo, source)?;
+        connection.set_transport_options(options);
+    }
+    let outcome = connection
+        .prepare_fetch(
+            gix::progress::Discard,
+            gix::remote::ref_map::Options::default(),
+        )
+        .map_err(|err| {
+            let reason = chain(&err);
+            if reason.contains("matched any of") && !want_id {
+                GitError::NoSuchRef {
+                    url: source.display_url(),
+                    reference: source.reference.clone(),
+                }
+            } else if reason.contains("'smart' protocol") {
+                fetch_error(
+                    source,
+                    format!(
+                        "{reason} (redirects are not followed: write the repository's final URL, and trust that)"
+                    ),
+                )
+            } else {
+                fetch_error(source, reason)
+            }
+        })?
+        .with_shallow(gix::remote::fetch::Shallow::DepthAtRemote(NonZeroU32::MIN))
+        .receive(gix::progress::Discard, interrupt)
+        .map_err(|err| e(&err))?;
+    // A tag wins over a branch of the same name, as `git fetch <name>` resolves it.
+    let mut mapped: Vec<(String, gix::ObjectId)> = outcome
+        .ref_map
+        .mappings
+        .iter()
+        .filter_map(|m| {
+            let name = m
+                .remote
+                .as_name()
+                .map_or_else(String::new, ToString::to_string);
+            m.remote.as_id().map(|id| (name, id.to_owned()))
+        })
+        .collect();
+    mapped.sort_by_key(|(name, _)| !name.starts_with("refs/tags/"));
+    let Some((_, id)) = mapped.into_iter().next() else {
+        if want_id {
+            return Err(fetch_error(
+                source,
+                "the server sent no such commit (it may not allow fetching a commit by id: set ref to the tag or branch and commit to the id)",
+            ));
+        }
+        return Err(GitError::NoSuchRef {
+            url: source.display_url(),
+            reference: source.reference.clone(),
+        });
+    };
+    read_commit(&repo, source, id)
+}
+
+/// The HTTP options the isolated configuration gives, plus the client of the rest of the
+/// remote module: rustls on ring, the extra CA of `KRM_CATALOG_CA_FILE`, our user agent.
+fn http_options(
+    repo: &gix::Repository,
+    source: &GitRef,
+) -> Result<Box<dyn std::any::Any>, GitError> {
+    use gix::protocol::transport::client::blocking_io::http;
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut options = repo
+        .transport_options(source.url.as_str(), None)
+        .map_err(|err| fetch_error(source, err))?
+        .unwrap_or_else(|| Box::new(http::Options::default()));
+    let certs = match crate::env::ca_file() {
+        Some(path) => {
+            let pem = fs_err::read(&path).map_err(|err| fetch_error(source, err))?;
+            Some(reqwest::Certificate::from_pem_bundle(&pem).map_err(|err| {
+                fetch_error(
+                    source,
+                    format!(
+                        "{}: {} is not a PEM bundle: {err}",
+                        crate::env::CA_FILE,
+                        path.to_string_lossy()
+                    ),
+                )
+            })?)
+        }
+        None => None,
+    };
+    if let Some(http_options) = options.downcast_mut::<http::Options>() {
+        http_options.user_agent =
+            Some(concat!("krm-catalog/", env!("CARGO_PKG_VERSION")).to_owned());
+        let backend = http::reqwest::Options {
+            configure_client: Some(Box::new(move |builder| {
+                Ok(match &certs {
+                    Some(certs) => builder.tls_certs_merge(certs.clone()),
+                    None => builder,
+                })
+            })),
+            configure_request: None,
+        };
+        http_options.backend = Some(std::sync::Arc::new(std::sync::Mutex::new(backend)));
+    }
+    Ok(options)
+}
+
+/// The `KRM_CATALOG_GIT_TOKEN` for an HTTPS server that asks, and nothing else: no helper
+/// program, no prompt.
+fn credentials(
+    action: gix::credentials::helper::Action,
+    token: Option<&str>,
+) -> Option<gix::credentials::protocol::Outcome> {
+    use gix::credentials::helper::{Action, NextAction};
+    match (action, token) {
+        (Action::Get(ctx), Some(token)) if ctx.protocol.as_deref() == Some("https") => {
+            Some(gix::credentials::protocol::Outcome {
+                identity: gix::sec::identity::Account {
+                    username: "x-access-token".to_owned(),
+                    password: token.to_owned(),
+                    oauth_refresh_token: None,
+                },
+                next: NextAction::from(ctx),
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The commit `id` (an annotated tag is peeled) and the files of its `path` subtree.
+fn read_commit(
+    repo: &gix::Repository,
+    source: &GitRef,
+    id: gix::ObjectId,
+) -> Result<Tree, GitError> {
+    let e = |err: &dyn std::error::Error| fetch_error(source, chain(err));
+    let commit = repo
+        .find_object(id)
+        .map_err(|err| e(&err))?
+        .peel_to_commit()
+        .map_err(|err| e(&err))?;
+    let commit_id = commit.id.to_string();
+    let tree = commit.tree().map_err(|err| e(&err))?;
+    let mut reader = TreeReader {
+        repo,
+        source,
+        commit: &commit_id,
+        bounds: Bounds::catalog(),
+        files: Vec::new(),
+        total: 0,
+        entries: 0,
+    };
+    let root = match &source.path {
+        Some(path) => reader.descend(tree.id, path)?,
+        None => tree.id,
+    };
+    reader.walk(root, "", 0)?;
+    let files = reader.files;
+    Ok((commit_id, files))
+}
+
+struct TreeReader<'a> {
+    repo: &'a gix::Repository,
+    source: &'a GitRef,
+    commit: &'a str,
+    bounds: Bounds,
+    files: Vec<(String, Vec<u8>)>,
+    total: u64,
+    entries: usize,
+}
+
+/// Directories deeper than this are not a catalog.
+const MAX_DEPTH: usize = 32;
+
+impl TreeReader<'_> {
+    fn path_error(&self, reason: impl Into<String>) -> GitError {
+        GitError::Path {
+            url: self.source.display_url(),
+            commit: self.commit.to_owned(),
+            path: self.source.path.clone().unwrap_or_default(),
+            reason: reason.into(),
+        }
+    }
+
+    fn tree_error(&self, reason: impl Into<String>) -> GitError {
+        GitError::Tree {
+            url: self.source.display_url(),
+            commit: self.commit.to_owned(),
+            reason: reason.into(),
+        }
+    }
+
+    fn entries(
+        &self,
+        tree: gix::ObjectId,
+    ) -> Result<Vec<(String, gix::objs::tree::EntryMode, gix::ObjectId)>, GitError> {
+        let tree = self
+            .repo
+            .find_tree(tree)
+            .map_err(|e| self.tree_error(e.to_string()))?;
+        let decoded = tree.decode().map_err(|e| self.tree_error(e.to_string()))?;
+        Ok(decoded
+            .entries
+            .iter()
+            .map(|entry| (entry.filename.to_string(), entry.mode, entry.oid.to_owned()))
+            .collect())
+    }
+
+    /// The tree at `path` (already normalised: no `.`/`..`); a link on the way is refused,
+    /// wherever it points, since following it could leave the repository.
+    fn descend(&self, mut tree: gix::ObjectId, path: &str) -> Result<gix::ObjectId, GitError> {
+        for component in path.split('/') {
+            let Some((_, mode, oid)) = self
+                .entries(tree)?
+                .into_iter()
+                .find(|(name, _, _)| name == component)
+            else {
+                return Err(self.path_error(format!(
+                    "does not exist in this commit (no \"{component}\")"
+                )));
+            };
+            if mode.is_link() {
+                let target = self
+                    .repo
+                    .find_blob(oid)
+                    .map(|b| String::from_utf8_lossy(&b.data).into_owned())
+                    .unwrap_or_default();
+                return Err(self.path_error(format!(
+                    "goes through the symbolic link \"{component}\" (to \"{target}\"); name the directory itself"
+                )));
+            }
+            if !mode.is_tree() {
+                return Err(
+                    self.path_error(format!("is not a directory (\"{component}\" is a file)"))
+                );
+            }
+            tree = oid;
+        }
+        Ok(tree)
+    }
+
+    /// Every catalog file (YAML, `.j2`) under `tree`, bounded like a bundle archive. Links
+    /// inside the catalog are refused: a catalog file must be a file.
+    fn walk(&mut self, tree: gix::ObjectId, prefix: &str, depth: usize) -> Result<(), GitError> {
+        if depth > MAX_DEPTH {
+            return Err(self.tree_error(format!(
+                "{prefix} is nested deeper than {MAX_DEPTH} directories"
+            )));
+        }
+        for (name, mode, oid) in self.entries(tree)? {
+            let path = if prefix.is_empty() {
+                name.clone()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            self.entries += 1;
+            if self.entries > MAX_ENTRIES {
+                return Err(
+                    self.tree_error(format!("the catalog has more than {MAX_ENTRIES} entries"))
+                );
+            }
+            if mode.is_tree() {
+                self.walk(oid, &path, depth + 1)?;
+                continue;
+            }
+            let catalog_file =
+                crate::yaml::is_yaml_file(&path) || crate::yaml::has_extension(&path, &["j2"]);
+            if !catalog_file || mode.is_commit() {
+                continue;
+            }
+            if mode.is_link() {
+                return Err(self.tree_error(format!(
+                    "{path} is a symbolic link; a catalog file must be a file (links are not followed)"
+                )));
+            }
+            let size = self
+                .repo
+                .find_header(oid)
+                .map_err(|e| self.tree_error(e.to_string()))?
+                .size();
+            if size > self.bounds.file {
+                return Err(self.tree_error(self.bounds.file_error(&path).to_string()));
+            }
+            self.total = self.total.saturating_add(size);
+            if self.total > self.bounds.total {
+                return Err(self.tree_error(format!(
+                    "the catalog's files are larger than {} bytes together; raise {}",
+                    self.bounds.total, self.bounds.total_env
+                )));
+            }
+            let blob = self
+                .repo
+                .find_blob(oid)
+                .map_err(|e| self.tree_error(e.to_string()))?;
+            self.files.push((path, blob.data.clone()));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,446 @@
+//! Git catalog sources (issue 12) against real servers on loopback: a repository made here with
+//! `git`, served by `git daemon` (git://) and by `git http-backend` behind
+//! `tests/support/git_http_server.py` (smart HTTP). The binary fetches with gix, in process:
+//! `git` is only the test's tool. Tests print `SKIPPED …` when git or python3 is missing.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::remote::{CATALOG, OFFLINE, ONLINE, resource_list};
+use crate::servers::{GitDaemon, Server, tls};
+use crate::util::{
+    TestContext, assert_fails_with, assert_output, have, stderr, stdout, succeed, test_name,
+};
+
+/// `git` in `dir` with a fixed identity and no user or system configuration.
+fn git(dir: &Path, args: &[&str]) -> String {
+    succeed(
+        Command::new("git")
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .args([
+                "-c",
+                "user.name=krm-catalog test",
+                "-c",
+                "user.email=test@krm-catalog.invalid",
+                "-c",
+                "init.defaultBranch=main",
+                "-c",
+                "tag.gpgSign=false",
+                "-c",
+                "commit.gpgSign=false",
+            ])
+            .args(args),
+    )
+    .trim()
+    .to_owned()
+}
+
+/// A repository `repo` under `base`: the catalog at `catalogs/team` (with a link `up` that
+/// climbs out of the tree), committed on `main` and tagged `v1` (annotated). Returns the commit.
+fn make_repo(base: &Path) -> String {
+    let dir = base.join("repo");
+    fs_err::create_dir_all(dir.join("catalogs/team")).expect("mkdir");
+    git(&dir, &["init", "-q"]);
+    fs_err::write(dir.join("catalogs/team/catalog.yaml"), CATALOG).expect("write");
+    fs_err::write(dir.join("README.md"), "not a catalog\n").expect("write");
+    std::os::unix::fs::symlink("../..", dir.join("catalogs/up")).expect("symlink");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "team catalog"]);
+    git(&dir, &["tag", "-a", "v1", "-m", "v1"]);
+    git(&dir, &["rev-parse", "HEAD"])
+}
+
+/// A second commit that changes the greeting, with `v1` moved onto it. Returns the commit.
+fn move_tag(base: &Path) -> String {
+    let dir = base.join("repo");
+    fs_err::write(
+        dir.join("catalogs/team/catalog.yaml"),
+        CATALOG.replace("default: hello", "default: moved"),
+    )
+    .expect("write");
+    git(&dir, &["commit", "-q", "-a", "-m", "changed"]);
+    git(&dir, &["tag", "-f", "-a", "v1", "-m", "v1 again"]);
+    git(&dir, &["rev-parse", "HEAD"])
+}
+
+fn tools(test: &str) -> bool {
+    have("git", test) && have("python3", test)
+}
+
+/// A `spec.catalogs` entry for the team catalog of `url`.
+fn entry(url: &str, fields: &str) -> String {
+    format!("{{git: {{url: \"{url}\", {fields}path: catalogs/team}}}}")
+}
+
+/// The annotation generated objects carry for the team catalog of `url` at `commit`.
+fn annotation(url: &str, commit: &str) -> String {
+    format!("krm-catalog.dev/catalog: git:{url}@{commit}//catalogs/team")
+}
+
+#[test]
+fn issue12_git_by_tag_branch_and_commit_over_git_daemon_and_smart_http() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    let commit = make_repo(http.root());
+    let daemon = GitDaemon::start(http.root());
+    let http_url = http.url("repo");
+    for (url, trust) in [
+        (
+            daemon.url("repo"),
+            format!("git://127.0.0.1:{}/*", daemon.port),
+        ),
+        (http_url.clone(), http.url("*")),
+    ] {
+        for (fields, pinned) in [
+            ("ref: v1, ".to_owned(), false),
+            ("ref: main, ".to_owned(), false),
+            (format!("ref: {commit}, "), true),
+            (format!("ref: v1, commit: {commit}, "), true),
+        ] {
+            // A cache of its own: each case fetches.
+            let env = TestContext::new();
+            let out = env.run(&[], &resource_list(&entry(&url, &fields), &[&trust], ""));
+            let what = format!("{url} {fields}");
+            assert!(out.status.success(), "{what}: {}", stderr(&out));
+            let output = stdout(&out);
+            assert!(output.contains("greeting: hello"), "{what}: {output}");
+            assert!(
+                output.contains(&annotation(&url, &commit)),
+                "{what}: {output}"
+            );
+            let suggestion = format!("is not pinned: it resolved to commit {commit} now");
+            assert_eq!(output.contains(&suggestion), !pinned, "{what}: {output}");
+            if !pinned {
+                assert!(
+                    output.contains(&format!("pin it with git: {{url: {url}, ref: ")),
+                    "{output}"
+                );
+            }
+        }
+    }
+    // Smart HTTP really served it (protocol v2: the ref advertisement, then the fetch).
+    assert!(
+        http.log().contains("POST /repo/git-upload-pack"),
+        "{}",
+        http.log()
+    );
+}
+
+#[test]
+fn issue12_git_moved_tag_is_an_error_naming_both_commits() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    let old = make_repo(http.root());
+    let new = move_tag(http.root());
+    let url = http.url("repo");
+    let env = TestContext::new();
+    let out = env.run(
+        &[],
+        &resource_list(
+            &entry(&url, &format!("ref: v1, commit: {old}, ")),
+            &[&http.url("*")],
+            "",
+        ),
+    );
+    assert_fails_with(
+        &out,
+        &format!(
+            "ref \"v1\" is now commit {new}, but commit pins {old}: the ref moved (or the pin is wrong)"
+        ),
+    );
+    // Unpinned, the moved tag is simply the new content (with the pin suggestion).
+    let out = env.run(
+        &[],
+        &resource_list(&entry(&url, "ref: v1, "), &[&http.url("*")], ""),
+    );
+    assert_output(&out, "greeting: moved");
+    assert_output(&out, &annotation(&url, &new));
+}
+
+#[test]
+fn issue12_git_untrusted_url_is_refused_before_any_request() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    make_repo(http.root());
+    let url = http.url("repo");
+    let env = TestContext::new();
+    for trust in [
+        "http://127.0.0.1:1/*",
+        "http://127.0.0.1/repo",
+        &http.url("rep"),
+    ] {
+        let out = env.run(&[], &resource_list(&entry(&url, "ref: v1, "), &[trust], ""));
+        assert_fails_with(
+            &out,
+            "not trusted; review it with `krm-catalog catalog view 'git::",
+        );
+    }
+    // A trusted prefix does not reach a repository through a dot segment.
+    let escape = http.url("trusted/../repo");
+    let out = env.run(
+        &[],
+        &resource_list(&entry(&escape, "ref: v1, "), &[&http.url("trusted/*")], ""),
+    );
+    assert_fails_with(&out, "not trusted");
+    assert_eq!(http.requests(), 0, "{}", http.log());
+    // A redirect is not followed (the trust list was asked about the URL as written).
+    let moved = http.url("moved/repo");
+    let out = env.run(
+        &[],
+        &resource_list(&entry(&moved, "ref: v1, "), &[&http.url("*")], ""),
+    );
+    assert_fails_with(
+        &out,
+        "(redirects are not followed: write the repository's final URL, and trust that)",
+    );
+    assert!(!http.log().contains("GET /repo/"), "{}", http.log());
+}
+
+#[test]
+fn issue12_git_path_escape_is_refused() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    let commit = make_repo(http.root());
+    let url = http.url("repo");
+    let trust = http.url("*");
+    let env = TestContext::new();
+    let run = |git: String| env.run(&[], &resource_list(&git, &[&trust], ""));
+    // `..` is refused where the config is read.
+    let out = run(format!(
+        "{{git: {{url: \"{url}\", ref: v1, path: catalogs/../..}}}}"
+    ));
+    assert_fails_with(
+        &out,
+        "spec.catalogs[0].git.path: \"catalogs/../..\" climbs out with \"..\": the catalog must be inside the repository",
+    );
+    let out = run(format!("{{git: {{url: \"{url}\", ref: v1, path: /etc}}}}"));
+    assert_fails_with(&out, "must be a relative path inside the repository");
+    // A link on the way is refused wherever it points.
+    let out = run(format!(
+        "{{git: {{url: \"{url}\", ref: v1, path: catalogs/up/catalogs/team}}}}"
+    ));
+    assert_fails_with(
+        &out,
+        &format!(
+            "{url}@{commit}: path \"catalogs/up/catalogs/team\" goes through the symbolic link \"up\" (to \"../..\"); name the directory itself"
+        ),
+    );
+    // A catalog file that is a link (to a file outside the catalog) is not followed.
+    let dir = http.root().join("repo");
+    std::os::unix::fs::symlink("../../../etc/passwd", dir.join("catalogs/team/evil.yaml"))
+        .expect("symlink");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "link"]);
+    let out = run(format!(
+        "{{git: {{url: \"{url}\", ref: main, path: catalogs/team}}}}"
+    ));
+    assert_fails_with(
+        &out,
+        "evil.yaml is a symbolic link; a catalog file must be a file (links are not followed)",
+    );
+}
+
+#[test]
+fn issue12_git_offline_warm_cache_after_the_server_is_stopped() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    let commit = make_repo(http.root());
+    let url = http.url("repo");
+    let trust = http.url("*");
+    let env = TestContext::new();
+    let pinned = resource_list(
+        &entry(&url, &format!("ref: v1, commit: {commit}, ")),
+        &[&trust],
+        "",
+    );
+    let unpinned = resource_list(&entry(&url, "ref: v1, "), &[&trust], "");
+    let online = env.run(&[], &pinned);
+    assert!(online.status.success(), "{}", stderr(&online));
+    assert!(env.run(&[], &unpinned).status.success());
+    let requests = http.requests();
+    // A warm pinned run does not ask the server again.
+    let warm = env.run(&[], &pinned);
+    assert_eq!(stdout(&warm), stdout(&online));
+    assert_eq!(
+        http.requests(),
+        requests,
+        "a warm pinned run touched the network"
+    );
+    drop(http);
+    let offline = env.run(&[], &pinned.replace(ONLINE, OFFLINE));
+    assert!(offline.status.success(), "{}", stderr(&offline));
+    assert_eq!(
+        stdout(&offline).replace("    offline: true\n", ""),
+        stdout(&online)
+    );
+    // Unpinned and offline: the last resolution recorded, with a warning that says so.
+    let out = env.run(&[], &unpinned.replace(ONLINE, OFFLINE));
+    assert_output(&out, &annotation(&url, &commit));
+    assert_output(
+        &out,
+        &format!("is taken as commit {commit}, its last resolution in the cache at"),
+    );
+    // Not in the cache at all: a clear error saying how to prepare one.
+    let cold = TestContext::new();
+    let out = cold.run(&[], &pinned.replace(ONLINE, OFFLINE));
+    assert_fails_with(
+        &out,
+        &format!(
+            "offline: git::{url}//catalogs/team?ref=v1&commit={commit} is not in the cache at"
+        ),
+    );
+    assert_fails_with(&out, "run `krm-catalog catalog pull 'git::");
+}
+
+#[test]
+fn issue12_git_string_forms_configmap_environment_and_catalog_view() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    let commit = make_repo(http.root());
+    let daemon = GitDaemon::start(http.root());
+    let url = http.url("repo");
+    let env = TestContext::new();
+    // The kpt ConfigMap form: the string form in a comma-separated list.
+    let configmap = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: services.krm-catalog.dev/v1alpha1\n  kind: RemoteApp\n  metadata:\n    name: demo\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: remote\n  data:\n    builtin: \"false\"\n    catalogs: git::{url}//catalogs/team?ref=v1&commit={commit}\n    trusted-catalogs: {}\n",
+        http.url("*")
+    );
+    let out = env.run(&[], &configmap);
+    assert_output(&out, &annotation(&url, &commit));
+    // KRM_CATALOG_CATALOGS: `:` separates entries, and a git:// URL with a port is one entry.
+    let git_url = daemon.url("repo");
+    let baked = format!("{git_url}//catalogs/team?commit={commit}");
+    let input = resource_list("{path: no-such-dir}", &[], "")
+        .replace("    - {path: no-such-dir}\n", "      []\n");
+    let out = env.run_with(&[], &input, &[("KRM_CATALOG_CATALOGS", &baked)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output(&out, &annotation(&git_url, &commit));
+    // `catalog view` names the commit and the pinned entry.
+    let out = env.run(
+        &[
+            "catalog",
+            "view",
+            &format!("git::{url}//catalogs/team?ref=v1"),
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!(
+            "Pin:       git: {{url: {url}, ref: v1, commit: {commit}, path: catalogs/team}}"
+        )),
+        "{}",
+        stdout(&out)
+    );
+    // A bad string form says which part is wrong.
+    let out = env.run(&["catalog", "view", "git::ftp://h/r.git?ref=v1"], "");
+    assert_fails_with(
+        &out,
+        "git ftp://h/r.git: url \"ftp://h/r.git\" is not a Git repository URL (https://, git:// or file://)",
+    );
+}
+
+#[test]
+fn issue12_git_fetches_are_bounded_in_time_and_size() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    // A git:// server that accepts and never answers: the fetch ends at its deadline
+    // (4 times KRM_CATALOG_HTTP_TIMEOUT).
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let url = format!("git://127.0.0.1:{port}/repo");
+    let env = TestContext::new()
+        .with_env("KRM_CATALOG_HTTP_TIMEOUT", "1")
+        .with_deadline(std::time::Duration::from_secs(30));
+    let started = std::time::Instant::now();
+    let out = env.run(
+        &[],
+        &resource_list(
+            &entry(&url, "ref: v1, "),
+            &[&format!("git://127.0.0.1:{port}/*")],
+            "",
+        ),
+    );
+    assert_fails_with(
+        &out,
+        &format!("fetching {url} took longer than 4 s; raise KRM_CATALOG_HTTP_TIMEOUT"),
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    // A pack larger than the download limit is refused.
+    let http = Server::git_http(None);
+    make_repo(http.root());
+    let dir = http.root().join("repo");
+    // xorshift: bytes zlib cannot shrink.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let noise: Vec<u8> = (0..200_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state.to_le_bytes()[0]
+        })
+        .collect();
+    fs_err::write(dir.join("noise.bin"), noise).expect("write");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "noise"]);
+    let url = http.url("repo");
+    let out = TestContext::new()
+        .with_env("KRM_CATALOG_MAX_DOWNLOAD_BYTES", "100000")
+        .run(
+            &[],
+            &resource_list(&entry(&url, "ref: main, "), &[&http.url("*")], ""),
+        );
+    assert_fails_with(
+        &out,
+        &format!(
+            "{url}: the fetched pack is larger than 100000 bytes; raise KRM_CATALOG_MAX_DOWNLOAD_BYTES"
+        ),
+    );
+}
+
+#[test]
+fn issue12_git_over_https_with_a_private_ca() {
+    let test = test_name!();
+    if !tools(test) || !have("openssl", test) {
+        return;
+    }
+    let tls = tls();
+    let https = Server::git_http(Some(&tls));
+    let commit = make_repo(https.root());
+    let url = https.url("repo");
+    let input = resource_list(&entry(&url, "ref: v1, "), &[&https.url("*")], "");
+    // Without the CA the certificate is refused, and the message says so.
+    let out = TestContext::new().run(&[], &input);
+    assert_fails_with(&out, &format!("cannot fetch v1 from {url}"));
+    let out = TestContext::new().with_ca(&tls.ca).run(&[], &input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output(&out, &annotation(&url, &commit));
+}

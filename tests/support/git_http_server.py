@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Smart HTTP Git server for the Git catalog tests: `git http-backend` (Debian's `git` package)
+run as a CGI program per request. Used by tests/integration/git.rs; not part of the product.
+
+    git_http_server.py ROOT LOG [--cert CERT --key KEY]
+
+Paths:  /<repo>/...            served by git http-backend from the repositories under ROOT
+        /moved/<repo>/...      301 to /<repo>/... (a redirect hop)
+Every request path is appended to LOG. The chosen port is printed on stdout.
+"""
+import http.server, os, subprocess, sys, threading
+
+import loopback  # beside this file
+
+root, log = sys.argv[1], sys.argv[2]
+opt = loopback.options(sys.argv[3:])
+lock = threading.Lock()
+BACKEND = "/usr/lib/git-core/git-http-backend"
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def do_GET(self):
+        self.serve()
+
+    def do_POST(self):
+        self.serve()
+
+    def serve(self):
+        with lock, open(log, "a") as f:
+            f.write(self.command + " " + self.path + "\n")
+        path, _, query = self.path.partition("?")
+        if path.startswith("/moved/"):
+            self.send_response(301)
+            self.send_header("Location", self.path[len("/moved"):])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "GIT_PROJECT_ROOT": root,
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "REQUEST_METHOD": self.command,
+            "PATH_INFO": path,
+            "QUERY_STRING": query,
+            "CONTENT_TYPE": self.headers.get("Content-Type", ""),
+            "CONTENT_LENGTH": str(len(body)),
+            "REMOTE_ADDR": "127.0.0.1",
+            "GIT_PROTOCOL": self.headers.get("Git-Protocol", ""),
+        }
+        if self.headers.get("Content-Encoding") == "gzip":
+            env["HTTP_CONTENT_ENCODING"] = "gzip"
+        out = subprocess.run([BACKEND], input=body, env=env, capture_output=True).stdout
+        sep = b"\r\n\r\n" if b"\r\n\r\n" in out else b"\n\n"
+        head, _, payload = out.partition(sep)
+        status, headers = 200, []
+        for line in head.decode("latin-1").splitlines():
+            name, _, value = line.partition(":")
+            if name.lower() == "status":
+                status = int(value.strip().split()[0])
+            elif name:
+                headers.append((name, value.strip()))
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+loopback.serve(Handler, opt)
