@@ -353,7 +353,10 @@ fn catalog_pull(
 ) -> Result<(), CliError> {
     let remote = crate::remote::Remote::new(false);
     // Pulling is filling the cache: one that cannot be written fails before any download.
-    remote.cache().check_writable()?;
+    remote
+        .cache()
+        .check_writable()
+        .map_err(crate::remote::RemoteError::from)?;
     let mut failed = false;
     let mut out = String::new();
     for reference in references {

@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::RemoteError;
 use crate::verify::sha256_hex;
 
 /// A temp file this old in `tmp/` belongs to a writer that was killed: no write (at most the
@@ -26,6 +25,37 @@ pub struct RefEntry {
     /// The redirect hops the download went through (URLs), so that a run checks them against
     /// its trust list before using a copy that `catalog view` or `pull` stored (issue 9, F5).
     pub via: Vec<String>,
+}
+
+/// A cache directory that cannot be used (a container without a writable home).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CacheError {
+    /// The cache directory cannot be written.
+    #[error("cannot write the cache directory {dir}: {reason}; {}", cache_hint())]
+    NotWritable {
+        /// The directory, and the variable it came from.
+        dir: String,
+        /// What writing it said.
+        reason: String,
+    },
+    /// No cache directory is known.
+    #[error("no cache directory: {reason}; {}", cache_hint())]
+    NoDirectory {
+        /// Why (`$HOME is /nonexistent …`).
+        reason: String,
+    },
+}
+
+/// What to do about a cache directory that cannot be written: the variable to set, and how to
+/// mount a writable one into the container (docker, kpt).
+pub fn cache_hint() -> String {
+    let var = crate::env::CACHE;
+    format!(
+        "set {var} to a writable directory; in a container, mount one and point {var} at it: \
+         `docker run --mount type=bind,src=\"$HOME/.cache/krm-catalog\",dst=/cache -e {var}=/cache …`, \
+         `kpt fn eval --image … --as-current-user --mount type=bind,src=\"$HOME/.cache/krm-catalog\",dst=/cache,rw=true -e {var}=/cache` \
+         (`krm-catalog catalog pull` on the host fills it; read-only is enough when it is full)"
+    )
 }
 
 /// The cache; `root` is `None` when no directory is known (no `KRM_CATALOG_CACHE`, no HOME).
@@ -53,7 +83,7 @@ impl Cache {
 
     /// The error for a cache directory that cannot be written, `error` being what writing
     /// `path` (inside it) said: which directory, where it came from, what to mount and set.
-    pub fn not_writable(&self, error: &std::io::Error) -> RemoteError {
+    pub fn not_writable(&self, error: &std::io::Error) -> CacheError {
         let Some(root) = &self.root else {
             return self.no_directory();
         };
@@ -65,22 +95,22 @@ impl Cache {
             Some(crate::env::HOME) => format!(" (${}/.cache/krm-catalog)", crate::env::HOME),
             _ => String::new(),
         };
-        RemoteError::CacheNotWritable {
+        CacheError::NotWritable {
             dir: format!("{}{from}", root.display()),
             reason: error.to_string(),
         }
     }
 
     /// The error for no cache directory at all (see [`crate::env::no_cache_reason`]).
-    pub fn no_directory(&self) -> RemoteError {
-        RemoteError::NoCacheDir {
+    pub fn no_directory(&self) -> CacheError {
+        CacheError::NoDirectory {
             reason: crate::env::no_cache_reason(),
         }
     }
 
     /// Whether the cache can be written: its directories are made and a probe file is
     /// written and removed (what `catalog pull` checks before it fetches anything).
-    pub fn check_writable(&self) -> Result<(), RemoteError> {
+    pub fn check_writable(&self) -> Result<(), CacheError> {
         let Some(root) = &self.root else {
             return Err(self.no_directory());
         };

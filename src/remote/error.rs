@@ -125,20 +125,9 @@ pub enum RemoteError {
     /// A local path where a remote source was expected.
     #[error("{0} is a local path")]
     LocalPath(String),
-    /// The cache directory cannot be written (a container without a writable home).
-    #[error("cannot write the cache directory {dir}: {reason}; {}", cache_hint())]
-    CacheNotWritable {
-        /// The directory, and the variable it came from.
-        dir: String,
-        /// What writing it said.
-        reason: String,
-    },
-    /// No cache directory is known.
-    #[error("no cache directory: {reason}; {}", cache_hint())]
-    NoCacheDir {
-        /// Why (`$HOME is /nonexistent …`).
-        reason: String,
-    },
+    /// The cache directory cannot be written, or there is none.
+    #[error(transparent)]
+    Cache(#[from] super::cache::CacheError),
     /// A bundle that does not unpack.
     #[error("{label}: {reason}")]
     Archive {
@@ -147,18 +136,6 @@ pub enum RemoteError {
         /// What the unpacker said.
         reason: String,
     },
-}
-
-/// What to do about a cache directory that cannot be written: the variable to set, and how to
-/// mount a writable one into the container (docker, kpt).
-pub fn cache_hint() -> String {
-    let var = crate::env::CACHE;
-    format!(
-        "set {var} to a writable directory; in a container, mount one and point {var} at it: \
-         `docker run --mount type=bind,src=\"$HOME/.cache/krm-catalog\",dst=/cache -e {var}=/cache …`, \
-         `kpt fn eval --image … --as-current-user --mount type=bind,src=\"$HOME/.cache/krm-catalog\",dst=/cache,rw=true -e {var}=/cache` \
-         (`krm-catalog catalog pull` on the host fills it; read-only is enough when it is full)"
-    )
 }
 
 /// How to run where container functions have no network.

@@ -14,8 +14,9 @@ use std::cell::OnceCell;
 use crate::catalog::{Bundle, CatalogError, Origin};
 use crate::catalog_ref::{CatalogRef, Digest};
 use crate::verify::sha256_hex;
+pub use cache::cache_hint;
 use cache::{Cache, RefEntry};
-pub use error::{RemoteError, cache_hint};
+pub use error::RemoteError;
 use net::{Net, Refusal, SetupError, check_transport};
 
 /// Whether a remote reference matches a `trustedCatalogs` entry: exactly, by its repository

@@ -272,7 +272,7 @@ fn install(binary: &[u8], remote: &Remote) -> Result<PathBuf, RuntimeError> {
         if remote.cache().root().is_some() {
             // The cache directory (a container's missing home, a read-only mount): say which,
             // and what to mount and set.
-            return Err(remote.cache().not_writable(&error).into());
+            return Err(RemoteError::from(remote.cache().not_writable(&error)).into());
         }
         return Err(RuntimeError::Install {
             dir: dir.display().to_string(),
