@@ -196,7 +196,11 @@ pub fn run(
 ) -> Result<Returned, RuntimeError> {
     let program = match program {
         Program::Starlark { script, source } => {
-            return super::starlark::run(script, source, function_config, items);
+            let out = super::starlark::run(script, source, function_config, items)?;
+            return Ok(Returned {
+                items: out.items,
+                results: out.results,
+            });
         }
         other => other,
     };

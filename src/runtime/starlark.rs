@@ -35,7 +35,6 @@ use starlark::syntax::{AstModule, Dialect};
 use starlark::values::structs::AllocStruct;
 
 use super::RuntimeError;
-use super::run::Returned;
 
 /// Function calls plus loop iterations one script may make: a hundred times what a script
 /// that walks every container of ten thousand Deployments needs, and a fraction of a second to
@@ -256,7 +255,7 @@ pub fn run(
     source: &str,
     function_config: &Value,
     items: Vec<Value>,
-) -> Result<Returned, RuntimeError> {
+) -> Result<Output, RuntimeError> {
     let bounds = Bounds {
         ticks: MAX_TICKS,
         heap: MAX_HEAP_BYTES,
@@ -271,7 +270,7 @@ fn run_bounded(
     function_config: &Value,
     items: Vec<Value>,
     bounds: Bounds,
-) -> Result<Returned, RuntimeError> {
+) -> Result<Output, RuntimeError> {
     let input = json!({
         "apiVersion": "config.kubernetes.io/v1",
         "kind": "ResourceList",
@@ -378,8 +377,17 @@ fn evaluate(
     })
 }
 
+/// What a script left in `ctx.resource_list`: its items and its results (as it wrote them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    /// The items, in the order the script left them.
+    pub items: Vec<Value>,
+    /// The results.
+    pub results: Vec<Value>,
+}
+
 /// The items and results the script left in `ctx.resource_list`.
-fn write_back(script: &str, output: Value) -> Result<Returned, RuntimeError> {
+fn write_back(script: &str, output: Value) -> Result<Output, RuntimeError> {
     let bad = |reason: String| RuntimeError::StarlarkOutput {
         script: script.to_owned(),
         reason,
@@ -413,7 +421,7 @@ fn write_back(script: &str, output: Value) -> Result<Returned, RuntimeError> {
             )));
         }
     };
-    Ok(Returned { items, results })
+    Ok(Output { items, results })
 }
 
 fn type_name(v: &Value) -> &'static str {
