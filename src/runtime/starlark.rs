@@ -274,7 +274,7 @@ fn run_bounded(
     let input = json!({
         "apiVersion": "config.kubernetes.io/v1",
         "kind": "ResourceList",
-        "items": items,
+        "items": Value::Array(items),
         "functionConfig": function_config,
     });
     let owned_script = script.to_owned();
