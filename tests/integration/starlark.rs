@@ -275,3 +275,31 @@ fn issue12_starlark_pin_mode_writes_the_kustomize_annotation() {
     let out = pkg.run(&[], &input);
     assert_error(&out, "is outside the package");
 }
+
+#[test]
+fn issue12_starlark_catalog_verify_checks_the_script() {
+    let pkg = package("{path: set-labels.star}", "set-labels.star", SET_LABELS);
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("starlark set-labels.star (a file of this catalog)"),
+        "{}",
+        stdout(&out)
+    );
+    let wrong = "bad0".repeat(16);
+    let pkg = package(
+        &format!("{{path: set-labels.star, sha256: {wrong}}}"),
+        "set-labels.star",
+        SET_LABELS,
+    );
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains(&format!(
+            "MISMATCH fn.acme.dev/v1/SetLabels  starlark set-labels.star: expected sha256:{wrong}, downloaded sha256:{}",
+            sha256_hex(SET_LABELS.as_bytes())
+        )),
+        "{}",
+        stdout(&out)
+    );
+}
