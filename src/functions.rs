@@ -1,5 +1,5 @@
-//! Function-backed kinds (SPEC §7.3): items whose kind a catalog maps to a container or exec
-//! runtime. In `pin` mode the verified runtime is written onto the item as the annotation
+//! Function-backed kinds (SPEC §7.3): items whose kind a catalog maps to a container, exec or
+//! Starlark runtime. In `pin` mode the verified runtime is written onto the item as the annotation
 //! kustomize and kpt run natively; in `run` mode it runs now as a step over the current items
 //! and its results are merged into ours.
 
@@ -43,6 +43,19 @@ fn exec_root(origin: &Origin, cwd: &Path) -> Option<PathBuf> {
     }
 }
 
+/// `file` relative to the package directory `cwd`, `/`-separated, when it is inside it (links
+/// resolved on both sides).
+fn package_path(file: &Path, cwd: &Path) -> Option<String> {
+    let file = fs_err::canonicalize(file).ok()?;
+    let cwd = fs_err::canonicalize(cwd).ok()?;
+    let relative = file.strip_prefix(&cwd).ok()?;
+    let parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_str().map(str::to_owned))
+        .collect::<Option<_>>()?;
+    Some(parts.join("/"))
+}
+
 /// Verify a runtime and decide what to do with the item, per `functions` settings. `origin`
 /// is the catalog that maps the item's kind to the runtime.
 pub fn prepare(
@@ -76,13 +89,77 @@ pub fn prepare(
     };
     match runtime {
         Runtime::Service { .. } | Runtime::Choice { .. } => Step::Failed,
-        // A KEP catalog may list one (it loads); resolving an item to it is the error.
-        Runtime::Starlark { source } => fail(
-            results,
-            format!(
-                "starlark runtime {source} is not supported; ask the catalog publisher for a container or exec runtime of this kind"
-            ),
-        ),
+        Runtime::Starlark {
+            source,
+            local,
+            sha256,
+        } => {
+            // A `path` is a file of a catalog on this machine (the root exec `file://` URIs
+            // have); a remote or built-in catalog names its script by URL and sha256.
+            let root = exec_root(origin, cwd);
+            if *local && root.is_none() {
+                return fail(
+                    results,
+                    format!(
+                        "starlark path {source}: a script named by path must be a file of a local catalog (a path in the function config, or an inline catalog); the {} must name it by url with its sha256",
+                        origin.label()
+                    ),
+                );
+            }
+            if f.mode == Mode::Pin && !*local {
+                return fail(
+                    results,
+                    format!(
+                        "starlark script {source} comes from a URL, which cannot be pinned: kustomize loads pinned Starlark scripts by path only (and without checking a digest); use functions.mode: run, which verifies the script's sha256 and runs it here, sandboxed"
+                    ),
+                );
+            }
+            let text = match runtime::starlark::load_script(
+                source,
+                *local,
+                sha256.as_deref(),
+                remote,
+                root.as_deref(),
+            ) {
+                Ok(text) => text,
+                Err(e) => return fail(results, e.to_string()),
+            };
+            match f.mode {
+                Mode::Run => Step::Run(Program::Starlark {
+                    script: source.clone(),
+                    source: text,
+                }),
+                Mode::Pin => {
+                    let in_package = root
+                        .as_deref()
+                        .and_then(|root| package_path(&root.join(source), cwd));
+                    let Some(path) = in_package else {
+                        return fail(
+                            results,
+                            format!(
+                                "starlark path {source} is outside the package {}: kustomize loads Starlark scripts only from inside the kustomization directory; use functions.mode: run",
+                                cwd.display()
+                            ),
+                        );
+                    };
+                    results.push(
+                        KrmResult::warning(format!(
+                            "pinned starlark script {path} runs only under the standalone `kustomize build --enable-alpha-plugins --enable-star` of kustomize v5.4 or older (v5.5.0 removed Starlark functions, kustomize PR #5768; kubectl kustomize has no --enable-star and kpt does not read the annotation); functions.mode: run runs it here"
+                        ))
+                        .about(item)
+                        .at("kind")
+                        .tag("runtime", runtime::describe(runtime)),
+                    );
+                    let mut pinned_item = item.clone();
+                    resource_list::set_annotation(
+                        &mut pinned_item,
+                        resource_list::FUNCTION,
+                        &runtime::starlark::function_annotation(&path),
+                    );
+                    Step::Pinned(pinned_item)
+                }
+            }
+        }
         Runtime::Container {
             image,
             sha256,

@@ -168,9 +168,17 @@ fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String,
             ("exec".to_owned(), list.join(", "))
         }
         Runtime::Service { name } => (format!("service {name}"), String::new()),
-        Runtime::Starlark { source } => (
+        Runtime::Starlark {
+            source,
+            local,
+            sha256,
+        } => (
             format!("starlark {source}"),
-            "NOT SUPPORTED (items of this kind fail)".to_owned(),
+            match (local, sha256) {
+                (_, Some(d)) => format!("pinned sha256:{}", d.trim_start_matches("sha256:")),
+                (true, None) => "a file of the catalog".to_owned(),
+                (false, None) => "NOT PINNED (no sha256)".to_owned(),
+            },
         ),
         Runtime::Choice { container, exec } => {
             let (c, cp) = describe_function_runtime(container);

@@ -148,8 +148,15 @@ struct PlatformView {
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct StarlarkView {
-    /// The program's URL or path, as written.
-    source: String,
+    /// The script's path, relative to the catalog's root (trusted as the catalog is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    /// The script's URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
+    /// Its declared sha256 (required for a URL).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sha256: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -302,9 +309,17 @@ fn runtime_view(runtime: &Runtime) -> RuntimeView {
                         .collect(),
                 });
             }
-            Runtime::Starlark { source } => {
+            Runtime::Starlark {
+                source,
+                local,
+                sha256,
+            } => {
                 view.starlark = Some(StarlarkView {
-                    source: source.clone(),
+                    path: local.then(|| source.clone()),
+                    url: (!local).then(|| source.clone()),
+                    sha256: sha256.as_deref().map(|d| {
+                        crate::runtime::normalize_digest(d).unwrap_or_else(|_| d.to_owned())
+                    }),
                 });
             }
             Runtime::Service { name } => {
@@ -529,7 +544,18 @@ fn runtime_text(out: &mut String, runtime: &RuntimeView) {
         }
     }
     if let Some(s) = &runtime.starlark {
-        row(out, 6, "Runtime", &[format!("starlark {}", s.source)]);
+        let (source, trust) = match (&s.path, &s.url) {
+            (Some(path), _) => (
+                format!("starlark {path}"),
+                "a file of this catalog, trusted as it is",
+            ),
+            (None, url) => (
+                format!("starlark {}", url.as_deref().unwrap_or_default()),
+                "NOT PINNED (no sha256: a run refuses it)",
+            ),
+        };
+        let digest = s.sha256.clone().unwrap_or_else(|| trust.to_owned());
+        row(out, 6, "Runtime", &[source, format!("  {digest}")]);
     }
     if let Some(s) = &runtime.service {
         row(

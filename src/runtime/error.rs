@@ -271,6 +271,54 @@ pub enum RuntimeError {
         /// `: <its stderr>`, or empty.
         stderr: String,
     },
+    /// A Starlark script failed: a syntax error, `fail`, a runtime error, a bound reached.
+    #[error("starlark script {at}: {message}")]
+    Starlark {
+        /// `SCRIPT:LINE:COLUMN`, or the script alone when the interpreter has no location.
+        at: String,
+        /// The interpreter's message.
+        message: String,
+    },
+    /// A Starlark script ran past the function timeout.
+    #[error("starlark script {at}: still running after {secs}s ({env}); is there an endless loop?")]
+    StarlarkTimedOut {
+        /// `SCRIPT:LINE:COLUMN` where it was stopped.
+        at: String,
+        /// The deadline.
+        secs: u64,
+        /// The variable that sets it.
+        env: &'static str,
+    },
+    /// The interpreter panicked on a script (a bug of the interpreter, or an allocation
+    /// beyond any limit); the run goes on.
+    #[error(
+        "starlark script {script}: the interpreter failed ({reason}); if the script builds huge strings or lists in one expression, build less"
+    )]
+    StarlarkPanic {
+        /// The script.
+        script: String,
+        /// The panic message.
+        reason: String,
+    },
+    /// The interpreter refused its bounds (not expected).
+    #[error("cannot set the bounds of the Starlark interpreter: {0}")]
+    StarlarkSetup(String),
+    /// What the script left in `ctx.resource_list` cannot be written back.
+    #[error("starlark script {script}: cannot write back ctx.resource_list: {reason}")]
+    StarlarkOutput {
+        /// The script.
+        script: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A Starlark script from a URL without `sha256`.
+    #[error(
+        "starlark script {0} has no sha256; a script fetched from a URL runs only when pinned: write `starlark: {{url: {0}, sha256: <sha256 of the script>}}`"
+    )]
+    StarlarkNoSha256(String),
+    /// A Starlark script that is not UTF-8 text.
+    #[error("starlark script {0} is not UTF-8 text")]
+    StarlarkNotUtf8(String),
     /// The function's output is not UTF-8.
     #[error("{0} wrote output that is not UTF-8")]
     NotUtf8(String),

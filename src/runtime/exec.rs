@@ -89,30 +89,43 @@ pub fn prepare(
         .sha256
         .as_deref()
         .ok_or_else(|| RuntimeError::NoSha256(platform.uri.clone()))?;
+    let binary = fetch_verified(&platform.uri, declared, remote, root, |bytes| {
+        extract(bytes, &platform.bin).map_err(|error| RuntimeError::Archive {
+            uri: platform.uri.clone(),
+            error,
+        })
+    })?;
+    install(&binary, remote)
+}
+
+/// The bytes of `uri`, whose sha256 must be `declared` (hex or `sha256:hex`), made usable by
+/// `accept` (unpacked, decoded): from the cache when it holds them (the cache re-hashes what
+/// it reads), else fetched ([`fetch`]), verified and accepted before they are cached, so a
+/// download that fails its bounds leaves nothing in the cache. Exec binaries and Starlark
+/// scripts come this way.
+pub fn fetch_verified<T>(
+    uri: &str,
+    declared: &str,
+    remote: &Remote,
+    root: Option<&Path>,
+    accept: impl Fn(&[u8]) -> Result<T, RuntimeError>,
+) -> Result<T, RuntimeError> {
     let declared = super::normalize_digest(declared)?;
     let hex = declared.trim_start_matches("sha256:").to_owned();
     if let Some(bytes) = remote.cache().get_blob(&hex) {
-        let binary = extract(&bytes, &platform.bin).map_err(|error| RuntimeError::Archive {
-            uri: platform.uri.clone(),
-            error,
-        })?;
-        return install(&binary, remote);
+        return accept(&bytes);
     }
-    let download = fetch(&platform.uri, remote, root)?;
+    let download = fetch(uri, remote, root)?;
     let got = sha256_hex(&download);
     if got != hex {
         return Err(RemoteError::Mismatch {
-            url: platform.uri.clone(),
+            url: uri.to_owned(),
             expected: hex,
             got,
         }
         .into());
     }
-    // Unpack before caching: an archive that fails its bounds leaves nothing in the cache.
-    let binary = extract(&download, &platform.bin).map_err(|error| RuntimeError::Archive {
-        uri: platform.uri.clone(),
-        error,
-    })?;
+    let accepted = accept(&download)?;
     if let Err(e) = remote.cache().put_blob(&download) {
         crate::log!(
             crate::logger::Level::Warn,
@@ -120,7 +133,7 @@ pub fn prepare(
             remote.cache().not_writable(&e)
         );
     }
-    install(&binary, remote)
+    Ok(accepted)
 }
 
 /// Fetch a URI: `https://` (or loopback `http://`) through the network stack, `file://` from
@@ -137,7 +150,11 @@ pub fn fetch(uri: &str, remote: &Remote, root: Option<&Path>) -> Result<Vec<u8>,
 /// The regular file a `file://` URI names: relative paths resolve against `root`, and the
 /// result, with every link resolved, must lie inside `root` (no `..`, no absolute path or
 /// link leading out), so a catalog can only run binaries it ships.
-fn resolve_file_uri(uri: &str, path: &str, root: Option<&Path>) -> Result<PathBuf, RuntimeError> {
+pub(super) fn resolve_file_uri(
+    uri: &str,
+    path: &str,
+    root: Option<&Path>,
+) -> Result<PathBuf, RuntimeError> {
     let Some(root) = root else {
         return Err(RuntimeError::FileUriNotLocal(uri.to_owned()));
     };

@@ -27,6 +27,67 @@ impl std::fmt::Display for Check {
     }
 }
 
+/// Check a Starlark runtime: a script from a URL needs its sha256 and must match it; a `path`
+/// must be a readable file of the catalog (and match its sha256 when one is declared).
+fn verify_starlark(
+    source: &str,
+    local: bool,
+    sha256: Option<&str>,
+    kind: String,
+    remote: &Remote,
+    root: Option<&Path>,
+) -> Check {
+    let uri = if local {
+        format!("file://{source}")
+    } else {
+        source.to_owned()
+    };
+    let Some(declared) = sha256 else {
+        if !local {
+            return Check {
+                status: "UNPINNED",
+                kind,
+                detail: format!(
+                    "starlark {source}: no sha256; write the sha256 of the script beside its url"
+                ),
+            };
+        }
+        return match super::exec::fetch(&uri, remote, root) {
+            Ok(_) => Check {
+                status: "ok",
+                kind,
+                detail: format!("starlark {source} (a file of this catalog)"),
+            },
+            Err(e) => Check {
+                status: "ERROR",
+                kind,
+                detail: format!("starlark {source}: {e}"),
+            },
+        };
+    };
+    let declared = declared.trim_start_matches("sha256:").to_owned();
+    match super::exec::fetch(&uri, remote, root) {
+        Ok(bytes) if sha256_hex(&bytes) == declared => Check {
+            status: "ok",
+            kind,
+            detail: format!("starlark {source} sha256:{declared}"),
+        },
+        Ok(bytes) => Check {
+            status: "MISMATCH",
+            kind,
+            detail: format!(
+                "starlark {source}: expected sha256:{declared}, downloaded sha256:{}",
+                sha256_hex(&bytes)
+            ),
+        },
+        Err(e) => Check {
+            status: "ERROR",
+            kind,
+            detail: format!("starlark {source}: {e}"),
+        },
+    }
+}
+
 /// Check every runtime of KEP entries (the bundle's `functions`).
 /// `services` are the ServiceDefinition names of the same catalog (for `service` runtimes);
 /// `root` is the catalog's root for `file://` URIs, `None` for a remote catalog (see
@@ -56,11 +117,18 @@ pub fn verify(
                         ),
                     }),
                     Runtime::Choice { .. } => {}
-                    Runtime::Starlark { source } => checks.push(Check {
-                        status: "UNSUPPORTED",
+                    Runtime::Starlark {
+                        source,
+                        local,
+                        sha256,
+                    } => checks.push(verify_starlark(
+                        source,
+                        *local,
+                        sha256.as_deref(),
                         kind,
-                        detail: format!("starlark {source}: not supported"),
-                    }),
+                        remote,
+                        root,
+                    )),
                     Runtime::Container { image, sha256, .. } => {
                         let has_digest = sha256.is_some() || image.contains("@sha256:");
                         let check = if has_digest {

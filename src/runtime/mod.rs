@@ -7,6 +7,7 @@ pub mod exec;
 pub mod image;
 pub mod lock;
 pub mod run;
+pub mod starlark;
 
 use crate::catalog::kep::Runtime;
 use crate::remote::Remote;
@@ -176,7 +177,7 @@ pub fn describe(runtime: &Runtime) -> String {
             format!("exec ({})", list.join(", "))
         }
         Runtime::Service { name } => format!("service {name}"),
-        Runtime::Starlark { source } => format!("starlark {source}"),
+        Runtime::Starlark { source, .. } => format!("starlark {source}"),
         Runtime::Choice { container, exec } => {
             format!("{} or {}", describe(container), describe(exec))
         }

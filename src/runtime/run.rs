@@ -35,6 +35,13 @@ pub enum Program {
         /// Give it the host network (only when required and allowed).
         network: bool,
     },
+    /// A verified Starlark script, run in-process ([`super::starlark`]).
+    Starlark {
+        /// How messages name it (its path or URL as the catalog writes it).
+        script: String,
+        /// Its text.
+        source: String,
+    },
 }
 
 impl Program {
@@ -43,13 +50,16 @@ impl Program {
         match self {
             Self::Exec { path, .. } => format!("exec {}", path.display()),
             Self::Container { image, .. } => format!("container {image}"),
+            Self::Starlark { script, .. } => format!("starlark {script}"),
         }
     }
 
-    /// The command line that runs it; a container gets `name`, so a timeout can stop the
-    /// container itself (killing the engine's client would leave it running).
-    pub fn command(&self, name: &str) -> Command {
-        match self {
+    /// The command line that runs it (none for a Starlark script, which runs in-process); a
+    /// container gets `name`, so a timeout can stop the container itself (killing the
+    /// engine's client would leave it running).
+    pub fn command(&self, name: &str) -> Option<Command> {
+        Some(match self {
+            Self::Starlark { .. } => return None,
             Self::Exec { path, cwd } => {
                 let mut cmd = Command::new(path);
                 cmd.current_dir(cwd)
@@ -78,7 +88,7 @@ impl Program {
                 .arg(image);
                 cmd
             }
-        }
+        })
     }
 }
 
@@ -184,6 +194,16 @@ pub fn run(
     function_config: &Value,
     items: Vec<Value>,
 ) -> Result<Returned, RuntimeError> {
+    let program = match program {
+        Program::Starlark { script, source } => {
+            let out = super::starlark::run(script, source, function_config, items)?;
+            return Ok(Returned {
+                items: out.items,
+                results: out.results,
+            });
+        }
+        other => other,
+    };
     let input = resource_list::write(
         ResourceList {
             items,
@@ -197,7 +217,12 @@ pub fn run(
         std::process::id(),
         RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
-    let mut cmd = program.command(&name);
+    let Some(mut cmd) = program.command(&name) else {
+        return Err(RuntimeError::StarlarkSetup(format!(
+            "{} has no command line",
+            program.tag()
+        )));
+    };
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -17,4 +17,5 @@ mod orchestrators;
 mod remote;
 mod runtimes;
 mod servers;
+mod starlark;
 mod util;

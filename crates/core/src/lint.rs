@@ -207,11 +207,16 @@ fn unpinned_runtimes(catalog: &Catalog) -> Vec<CatalogError> {
                     .filter(|p| p.sha256.is_none())
                     .map(|p| format!("{}/{} binary {}", p.os, p.arch, p.uri))
                     .collect(),
-                Runtime::Starlark { source } => {
+                // A script from a URL runs only with its sha256; a `path` is the catalog's own.
+                Runtime::Starlark {
+                    source,
+                    local: false,
+                    sha256: None,
+                } => {
                     warnings.push(
                         CatalogError::new(
                             &label,
-                            format!("{gvk}: starlark runtime {source} is not supported; items of this kind fail"),
+                            format!("{gvk}: starlark script {source} has no sha256; function mode refuses a script from a URL without one: write `starlark: {{url: {source}, sha256: <sha256 of the script>}}`"),
                         )
                         .warning(),
                     );

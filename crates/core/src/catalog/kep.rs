@@ -47,11 +47,16 @@ pub enum Runtime {
         /// The [`Runtime::Exec`].
         exec: Box<Runtime>,
     },
-    /// A Starlark program (the KEP's URL string, or `{path | url, sha256}`): loads, so a KEP
-    /// catalog that lists one is readable, but is refused when an item resolves to it.
+    /// A Starlark program run in-process with kpt's `ctx.resource_list` contract: the KEP's
+    /// URL string, or `{path | url, sha256}`.
     Starlark {
-        /// Where the program is, as written.
+        /// Where the program is, as written: a URL, or (`local`) a path relative to the
+        /// catalog's root.
         source: String,
+        /// `path`: a file of the catalog, trusted as the catalog is.
+        local: bool,
+        /// Declared sha256 of the script (required for a URL).
+        sha256: Option<String>,
     },
     /// Our extension: a ServiceDefinition of the same catalog.
     Service {
@@ -442,15 +447,36 @@ fn parse_one_runtime(
                 // The KEP writes a URL string.
                 Some(Value::String(url)) if !url.trim().is_empty() => Some(Runtime::Starlark {
                     source: url.clone(),
+                    local: false,
+                    sha256: None,
                 }),
                 Some(s @ Value::Object(_)) => {
                     let mut r = Reader::new(s, &spath, problems);
                     r.deny_unknown(&["path", "url", "sha256"]);
-                    let source = r.string("path").or_else(|| r.string("url"));
-                    r.string("sha256");
-                    match source {
-                        Some(source) if !source.trim().is_empty() => {
-                            Some(Runtime::Starlark { source })
+                    let path = r.string("path");
+                    let url = r.string("url");
+                    let sha256 = r.string("sha256");
+                    match (path, url) {
+                        (Some(_), Some(_)) => {
+                            problems.push(Problem::new(
+                                spath,
+                                "set path (a file of the catalog) or url, not both",
+                            ));
+                            None
+                        }
+                        (Some(source), None) if !source.trim().is_empty() => {
+                            Some(Runtime::Starlark {
+                                source,
+                                local: true,
+                                sha256,
+                            })
+                        }
+                        (None, Some(source)) if !source.trim().is_empty() => {
+                            Some(Runtime::Starlark {
+                                source,
+                                local: false,
+                                sha256,
+                            })
                         }
                         _ => {
                             problems.push(Problem::new(spath, "must set path or url"));
@@ -699,7 +725,26 @@ mod tests {
         );
         let (_, fns) = parse(&d).unwrap();
         assert!(
-            matches!(&fns[0].versions[0].runtime, Runtime::Starlark { source } if source.ends_with("starlark-func:v1.0.0"))
+            matches!(&fns[0].versions[0].runtime, Runtime::Starlark { source, local: false, sha256: None } if source.ends_with("starlark-func:v1.0.0"))
+        );
+        let object = doc(&json!([{"group": "example.com", "names": {"kind": "G"},
+            "versions": [{"name": "v1", "runtime": {"starlark": {"path": "fn/set.star", "sha256": "ab"}}}]}]));
+        let (_, fns) = parse(&object).unwrap();
+        assert_eq!(
+            fns[0].versions[0].runtime,
+            Runtime::Starlark {
+                source: "fn/set.star".into(),
+                local: true,
+                sha256: Some("ab".into())
+            }
+        );
+        let both = doc(&json!([{"group": "example.com", "names": {"kind": "G"},
+            "versions": [{"name": "v1", "runtime": {"starlark": {"path": "a.star", "url": "https://x/a.star"}}}]}]));
+        assert_eq!(
+            messages(&both),
+            [
+                "spec.krmFunctions[0].versions[0].runtime.starlark: set path (a file of the catalog) or url, not both"
+            ]
         );
         let bad = doc(&json!([{"group": "example.com", "names": {"kind": "G"},
             "versions": [{"name": "v1", "runtime": {"starlark": {"sha256": "x"}}}]}]));

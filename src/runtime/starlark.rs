@@ -1,0 +1,557 @@
+//! Starlark runtimes (issue 12): a script run in-process by starlark-rust (Meta's
+//! interpreter, the one Buck2 uses) with kpt's Starlark function contract
+//! (`krm-functions-catalog` `functions/go/starlark`, kyaml `fn/runtime/starlark`):
+//!
+//! - the global `ctx.resource_list` is the ResourceList as a dict (`apiVersion`, `kind`,
+//!   `items`, `functionConfig`); the script mutates it, or reassigns
+//!   `ctx.resource_list["items"]`, and what it holds at the end is written back (items keep
+//!   the order the script leaves them in; comments are not kept, as in kpt);
+//! - `ctx.resource_list["results"]`, a list of dicts (`message`, `severity`, `resourceRef`,
+//!   `field`, `file`), become results of ours (kpt ignores them);
+//! - `ctx.environment` is an empty dict: kpt passes the process environment, which would hand
+//!   the script our secrets; `ctx.open_api` is not offered (kyaml's whole OpenAPI document);
+//! - `load("krmfn.star", "krmfn")` gives kpt's `krmfn.match_gvk`, `match_name` and
+//!   `match_namespace`; every other `load` is refused (no file system, no network, no
+//!   starlib); `print` writes to our stderr; `fail` fails the step;
+//! - of kpt's non-standard features `set`, recursion and top-level `for`/`if` are on; `while`
+//!   is not Starlark-in-Rust's (a reserved word): loop over `range(n)` instead.
+//!
+//! Bounds: [`MAX_TICKS`] (one tick is a function call or a loop iteration), [`MAX_HEAP_BYTES`]
+//! of Starlark heap (checked every thousand ticks and at the end, so a single huge string or
+//! list repetition is allocated before it is refused), the function timeout
+//! ([`crate::env::FUNCTION_TIMEOUT`]), and a thread of its own with a large stack so that a
+//! panic inside the interpreter fails the step, not the run.
+
+use std::cell::Cell;
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use starlark::PrintHandler;
+use starlark::codemap::{CodeMap, FileSpanRef, Span};
+use starlark::environment::{FrozenModule, Globals, GlobalsBuilder, LibraryExtension, Module};
+use starlark::eval::{BeforeStmtFunc, Evaluator, FileLoader};
+use starlark::syntax::{AstModule, Dialect};
+use starlark::values::structs::AllocStruct;
+
+use super::RuntimeError;
+
+/// Function calls plus loop iterations one script may make: a hundred times what a script
+/// that walks every container of ten thousand Deployments needs, and a fraction of a second to
+/// a few seconds of work.
+pub const MAX_TICKS: u64 = 50_000_000;
+
+/// Bytes of Starlark heap one script may hold.
+pub const MAX_HEAP_BYTES: usize = 256 << 20;
+
+/// What one evaluation may use.
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    /// Function calls plus loop iterations.
+    ticks: u64,
+    /// Bytes of Starlark heap.
+    heap: usize,
+    /// Wall time.
+    time: Duration,
+}
+
+/// Bytes of `print` output kept per script; the rest is dropped (with one note).
+const MAX_PRINT_BYTES: usize = 1 << 20;
+
+/// Native stack of the evaluating thread: deep expressions in the parser and deep Starlark
+/// recursion (bounded by the interpreter's own call-stack limit) both fit.
+const STACK_BYTES: usize = 256 << 20;
+
+/// The one module a script may load, written in Starlark: kpt's `krmfn` helpers. kpt compares
+/// `apiVersion` as a version with an empty group, so `apps/v1` never matches there; here
+/// `match_gvk(r, "apps/v1", "Deployment")` means what it says.
+const KRMFN: &str = r#"
+def _meta(resource):
+    return resource.get("metadata") or {}
+
+def match_gvk(resource, api_version, kind):
+    return resource.get("apiVersion") == api_version and resource.get("kind") == kind
+
+def match_name(resource, name):
+    return _meta(resource).get("name") == name
+
+def match_namespace(resource, namespace):
+    return (_meta(resource).get("namespace") or "") == namespace
+
+krmfn = struct(
+    match_gvk = match_gvk,
+    match_name = match_name,
+    match_namespace = match_namespace,
+)
+"#;
+
+/// kpt's dialect: top-level statements (for, if); `load` for `krmfn.star` only.
+fn dialect() -> Dialect {
+    Dialect {
+        enable_top_level_stmt: true,
+        enable_load: true,
+        ..Dialect::Extended
+    }
+}
+
+/// The standard library and the harmless extensions: no `breakpoint` (it reads stdin), no
+/// `debug`/call-stack introspection.
+fn globals() -> Globals {
+    GlobalsBuilder::extended_by(&[
+        LibraryExtension::StructType,
+        LibraryExtension::Map,
+        LibraryExtension::Filter,
+        LibraryExtension::Partial,
+        LibraryExtension::Print,
+        LibraryExtension::Json,
+        LibraryExtension::SetType,
+    ])
+    .build()
+}
+
+/// `load` refuses every module but `krmfn.star`.
+struct Loader;
+
+impl FileLoader for Loader {
+    fn load(&self, path: &str) -> starlark::Result<FrozenModule> {
+        if path != "krmfn.star" {
+            return Err(starlark::Error::new_other(LoadRefused(path.to_owned())));
+        }
+        let ast = AstModule::parse("krmfn.star", KRMFN.to_owned(), &dialect())?;
+        let globals = globals();
+        let module = Module::with_temp_heap(|module| {
+            let mut eval = Evaluator::new(&module);
+            eval.eval_module(ast, &globals)?;
+            drop(eval);
+            module.freeze().map_err(starlark::Error::new_other)
+        })?;
+        Ok(module)
+    }
+}
+
+/// Why a `load` failed (the interpreter adds the script and line).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "load(\"{0}\") is refused: Starlark scripts run sandboxed, without files or network; only load(\"krmfn.star\", \"krmfn\") is available"
+)]
+struct LoadRefused(String);
+
+/// `print` goes to stderr, prefixed with the script, at most [`MAX_PRINT_BYTES`].
+struct Printer<'a> {
+    script: &'a str,
+    written: Cell<usize>,
+}
+
+impl PrintHandler for Printer<'_> {
+    fn println(&self, text: &str) -> starlark::Result<()> {
+        let before = self.written.get();
+        let after = before.saturating_add(text.len());
+        self.written.set(after);
+        let mut err = std::io::stderr().lock();
+        if after <= MAX_PRINT_BYTES {
+            let _ = writeln!(err, "[starlark {}] {text}", self.script);
+        } else if before <= MAX_PRINT_BYTES {
+            let _ = writeln!(
+                err,
+                "[starlark {}] (more print output dropped: over {MAX_PRINT_BYTES} bytes)",
+                self.script
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The text of a script: a `path` (`local`) is a file of the catalog under `root`, read like a
+/// `file://` URI ([`super::exec::fetch`]: no `..`, no link out of the root, bounded); a URL
+/// (`https://`, or `file://` in a local catalog) must carry `sha256`. A declared sha256 is
+/// always checked, through the cache exec binaries use ([`super::exec::fetch_verified`]).
+pub fn load_script(
+    source: &str,
+    local: bool,
+    sha256: Option<&str>,
+    remote: &crate::remote::Remote,
+    root: Option<&std::path::Path>,
+) -> Result<String, RuntimeError> {
+    let uri = if local {
+        format!("file://{source}")
+    } else {
+        source.to_owned()
+    };
+    let text = |bytes: &[u8]| {
+        String::from_utf8(bytes.to_vec())
+            .map_err(|_| RuntimeError::StarlarkNotUtf8(source.to_owned()))
+    };
+    match sha256 {
+        Some(declared) => super::exec::fetch_verified(&uri, declared, remote, root, text),
+        None if local => text(&super::exec::fetch(&uri, remote, root)?),
+        None => Err(RuntimeError::StarlarkNoSha256(source.to_owned())),
+    }
+}
+
+/// The `config.kubernetes.io/function` annotation of kustomize v5.0 to v5.4 for a script at
+/// `path` (relative to the kustomization directory): `starlark: {path}`, nothing else
+/// (kustomize parses it strictly).
+pub fn function_annotation(path: &str) -> String {
+    crate::yaml::emit(&json!({"starlark": {"path": path}}))
+}
+
+/// Where an error happened, `LINE:COLUMN` (1-based), from its own span or else the innermost
+/// frame of its call stack that has a location.
+fn location(e: &starlark::Error) -> Option<String> {
+    let span = e.span().cloned().or_else(|| {
+        e.call_stack()
+            .frames
+            .iter()
+            .rev()
+            .find_map(|f| f.location.clone())
+    })?;
+    let begin = span.resolve_span().begin;
+    Some(format!("{}:{}", begin.line + 1, begin.column + 1))
+}
+
+/// A script error as one message: script, line, what; the deadline named when it passed.
+fn script_error(
+    script: &str,
+    e: &starlark::Error,
+    deadline: Option<(Instant, Duration)>,
+    last: Option<String>,
+) -> RuntimeError {
+    let at = location(e)
+        .or(last)
+        .map_or_else(|| script.to_owned(), |l| format!("{script}:{l}"));
+    if let Some((deadline, limit)) = deadline
+        && Instant::now() >= deadline
+    {
+        return RuntimeError::StarlarkTimedOut {
+            at,
+            secs: limit.as_secs(),
+            env: crate::env::FUNCTION_TIMEOUT,
+        };
+    }
+    // The kind alone, first line: the full rendering repeats the source line with carets,
+    // and the heap error adds a line on its own timing.
+    let kind = e.kind().to_string();
+    let first = kind
+        .trim()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches('.');
+    let message = if first.contains("ticks has been exceeded") {
+        format!("{first} (function calls and loop iterations); is there an endless loop?")
+    } else if first.starts_with("Heap memory limit") {
+        format!("{first}; the script holds too much data")
+    } else {
+        first.to_owned()
+    };
+    RuntimeError::Starlark { at, message }
+}
+
+/// Run `source` (named `script` in messages) over `items` with `function_config`, by kpt's
+/// contract (module docs). A script error, a bound reached, or a panic inside the interpreter
+/// is an error naming the script and, where the interpreter knows it, the line.
+pub fn run(
+    script: &str,
+    source: &str,
+    function_config: &Value,
+    items: Vec<Value>,
+) -> Result<Output, RuntimeError> {
+    let bounds = Bounds {
+        ticks: MAX_TICKS,
+        heap: MAX_HEAP_BYTES,
+        time: crate::env::function_timeout(),
+    };
+    run_bounded(script, source, function_config, items, bounds)
+}
+
+fn run_bounded(
+    script: &str,
+    source: &str,
+    function_config: &Value,
+    items: Vec<Value>,
+    bounds: Bounds,
+) -> Result<Output, RuntimeError> {
+    let input = json!({
+        "apiVersion": "config.kubernetes.io/v1",
+        "kind": "ResourceList",
+        "items": Value::Array(items),
+        "functionConfig": function_config,
+    });
+    let owned_script = script.to_owned();
+    let owned_source = source.to_owned();
+    let worker = std::thread::Builder::new()
+        .name("starlark".to_owned())
+        .stack_size(STACK_BYTES)
+        .spawn(move || evaluate(&owned_script, owned_source, input, bounds))
+        .map_err(|error| RuntimeError::Start {
+            program: format!("starlark {script}"),
+            error,
+        })?;
+    let output = worker.join().map_err(|panic| {
+        let reason = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".to_owned());
+        RuntimeError::StarlarkPanic {
+            script: script.to_owned(),
+            reason,
+        }
+    })??;
+    write_back(script, output)
+}
+
+/// Parse and evaluate on the current thread; the ResourceList as the script left it.
+fn evaluate(
+    script: &str,
+    source: String,
+    input: Value,
+    bounds: Bounds,
+) -> Result<Value, RuntimeError> {
+    let limit = bounds.time;
+    let deadline = Instant::now() + limit;
+    let codemap = CodeMap::new(script.to_owned(), source.clone());
+    let ast = AstModule::parse(script, source, &dialect())
+        .map_err(|e| script_error(script, &e, None, None))?;
+    let globals = globals();
+    let loader = Loader;
+    let printer = Printer {
+        script,
+        written: Cell::new(0),
+    };
+    // The last statement of the script that began: the interpreter's errors for the tick,
+    // heap and time bounds carry no location, and "which line" is what the author needs.
+    let last = Cell::new(None::<Span>);
+    let track = |at: FileSpanRef, _: bool, _: &mut Evaluator| {
+        if at.file.filename() == script {
+            last.set(Some(at.span));
+        }
+    };
+    let last_line = || {
+        last.get().map(|span| {
+            let begin = codemap.resolve_span(span).begin;
+            format!("{}:{}", begin.line + 1, begin.column + 1)
+        })
+    };
+    Module::with_temp_heap(|module| {
+        let heap = module.heap();
+        let resource_list = heap.alloc(input);
+        let environment = heap.alloc(serde_json::Map::new());
+        let ctx = heap.alloc(AllocStruct([
+            ("resource_list", resource_list),
+            ("environment", environment),
+        ]));
+        module.set("ctx", ctx);
+        let mut eval = Evaluator::new(&module);
+        eval.set_loader(&loader);
+        eval.set_print_handler(&printer);
+        eval.before_stmt_for_dap(BeforeStmtFunc::Fn(&track));
+        let set = eval
+            .set_max_tick_count(bounds.ticks)
+            .and_then(|()| eval.set_max_heap_size(bounds.heap));
+        if let Err(e) = set {
+            return Err(RuntimeError::StarlarkSetup(e.to_string()));
+        }
+        eval.set_check_cancelled(Box::new(move || Instant::now() >= deadline));
+        eval.eval_module(ast, &globals)
+            .map_err(|e| script_error(script, &e, Some((deadline, limit)), last_line()))?;
+        // The heap is checked every thousand ticks; a script that ends soon after a big
+        // allocation is caught here.
+        drop(eval);
+        let used = heap.allocated_bytes();
+        if used > bounds.heap {
+            return Err(RuntimeError::Starlark {
+                at: script.to_owned(),
+                message: format!(
+                    "holds {used} bytes of Starlark heap at its end, more than the limit of {}",
+                    bounds.heap
+                ),
+            });
+        }
+        resource_list
+            .to_json_value()
+            .map_err(|e| RuntimeError::StarlarkOutput {
+                script: script.to_owned(),
+                reason: format!("{e:#}"),
+            })
+    })
+}
+
+/// What a script left in `ctx.resource_list`: its items and its results (as it wrote them).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    /// The items, in the order the script left them.
+    pub items: Vec<Value>,
+    /// The results.
+    pub results: Vec<Value>,
+}
+
+/// The items and results the script left in `ctx.resource_list`.
+fn write_back(script: &str, output: Value) -> Result<Output, RuntimeError> {
+    let bad = |reason: String| RuntimeError::StarlarkOutput {
+        script: script.to_owned(),
+        reason,
+    };
+    let Value::Object(mut list) = output else {
+        return Err(bad("ctx.resource_list is no longer a dict".to_owned()));
+    };
+    let items = match list.remove("items") {
+        Some(Value::Array(items)) => items,
+        None | Some(Value::Null) => Vec::new(),
+        Some(other) => {
+            return Err(bad(format!(
+                "ctx.resource_list[\"items\"] must be a list of dicts, not {}",
+                type_name(&other)
+            )));
+        }
+    };
+    if let Some((i, item)) = items.iter().enumerate().find(|(_, v)| !v.is_object()) {
+        return Err(bad(format!(
+            "ctx.resource_list[\"items\"][{i}] must be a dict (a Kubernetes object), not {}",
+            type_name(item)
+        )));
+    }
+    let results = match list.remove("results") {
+        Some(Value::Array(results)) => results,
+        None | Some(Value::Null) => Vec::new(),
+        Some(other) => {
+            return Err(bad(format!(
+                "ctx.resource_list[\"results\"] must be a list of dicts, not {}",
+                type_name(&other)
+            )));
+        }
+    };
+    Ok(Output { items, results })
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "None",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a dict",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fn"}, "data": {"team": "a"}})
+    }
+
+    fn cm(name: &str) -> Value {
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}})
+    }
+
+    fn err(source: &str) -> String {
+        let small = Bounds {
+            ticks: 200_000,
+            heap: 32 << 20,
+            time: Duration::from_secs(20),
+        };
+        run_bounded("t.star", source, &config(), vec![cm("a")], small)
+            .unwrap_err()
+            .to_string()
+    }
+
+    #[test]
+    fn mutations_and_results_are_written_back() {
+        let source = r#"
+team = ctx.resource_list["functionConfig"]["data"]["team"]
+for r in ctx.resource_list["items"]:
+    r["metadata"].setdefault("labels", {})["team"] = team
+ctx.resource_list["items"].append({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "new"}})
+ctx.resource_list["results"] = [{"message": "hello", "severity": "info"}]
+"#;
+        let out = run("t.star", source, &config(), vec![cm("a"), cm("b")]).unwrap();
+        assert_eq!(out.items.len(), 3);
+        assert_eq!(out.items[1]["metadata"]["labels"]["team"], "a");
+        assert_eq!(out.items[2]["metadata"]["name"], "new");
+        assert_eq!(
+            out.results,
+            vec![json!({"message": "hello", "severity": "info"})]
+        );
+    }
+
+    #[test]
+    fn items_can_be_reassigned_and_keep_key_order() {
+        let source = r#"
+ctx.resource_list["items"] = [r for r in ctx.resource_list["items"] if r["metadata"]["name"] != "a"]
+"#;
+        let out = run("t.star", source, &config(), vec![cm("a"), cm("b")]).unwrap();
+        assert_eq!(out.items, vec![cm("b")]);
+        let keys: Vec<&String> = out.items[0].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["apiVersion", "kind", "metadata"]);
+    }
+
+    #[test]
+    fn kpt_features_and_krmfn_helpers() {
+        let source = r#"
+load("krmfn.star", "krmfn")
+def fact(n):
+    return 1 if n < 2 else n * fact(n - 1)
+i = 0
+for _ in range(3):
+    i += 1
+s = set(["x", "x"])
+for r in ctx.resource_list["items"]:
+    if krmfn.match_gvk(r, "v1", "ConfigMap") and krmfn.match_name(r, "a") and krmfn.match_namespace(r, ""):
+        r["data"] = {"n": str(fact(5)), "i": str(i), "s": str(len(s)), "env": str(len(ctx.environment))}
+"#;
+        let out = run("t.star", source, &config(), vec![cm("a")]).unwrap();
+        assert_eq!(
+            out.items[0]["data"],
+            json!({"n": "120", "i": "3", "s": "1", "env": "0"})
+        );
+    }
+
+    #[test]
+    fn errors_name_the_script_and_line() {
+        let e = err("x = 1\nfail(\"no good\")\n");
+        assert!(e.starts_with("starlark script t.star:2:"), "{e}");
+        assert!(e.contains("no good"), "{e}");
+        let e = err("x = 1\n\ndata = open(\"/etc/passwd\")\n");
+        assert!(e.starts_with("starlark script t.star:3:"), "{e}");
+        assert!(e.contains("open"), "{e}");
+        let e = err("load(\"/etc/passwd\", \"x\")\n");
+        assert!(e.contains("t.star:1:"), "{e}");
+        assert!(e.contains("load(\"/etc/passwd\") is refused"), "{e}");
+        let e = err("def f(:\n");
+        assert!(e.starts_with("starlark script t.star:1:"), "{e}");
+    }
+
+    #[test]
+    fn endless_loops_and_memory_hogs_are_bounded() {
+        let e = err("x = 0\nfor i in range(2147483647):\n    x += 1\n");
+        assert_eq!(
+            e,
+            "starlark script t.star:3:5: Execution duration limit of 200000 ticks has been exceeded (function calls and loop iterations); is there an endless loop?"
+        );
+        let e = err("big = []\nfor i in range(2147483647):\n    big.append(\"x\" * 100000)\n");
+        assert_eq!(
+            e,
+            "starlark script t.star:3:5: Heap memory limit of 33554432 bytes exceeded; the script holds too much data"
+        );
+        let e = err(
+            "def spin():\n    x = 0\n    for i in range(2147483647):\n        x += 1\nspin()\n",
+        );
+        assert!(e.starts_with("starlark script t.star:4:9: "), "{e}");
+        let e = err("def f(n):\n    return f(n + 1)\nf(0)\n");
+        assert_eq!(
+            e,
+            "starlark script t.star:2:12: Starlark call stack overflow"
+        );
+    }
+
+    #[test]
+    fn bad_output_is_an_error() {
+        let e = err("ctx.resource_list[\"items\"] = 3\n");
+        assert!(e.contains("must be a list of dicts, not a number"), "{e}");
+        let e = err("ctx.resource_list[\"items\"] = [1]\n");
+        assert!(e.contains("[\"items\"][0] must be a dict"), "{e}");
+    }
+}

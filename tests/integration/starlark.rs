@@ -1,0 +1,305 @@
+//! Starlark runtimes (issue 12): scripts of a catalog run in-process with kpt's
+//! `ctx.resource_list` contract, in run mode without `allowExec`, bounded in ticks, heap and
+//! time; a script from a URL only with its sha256 (served on loopback HTTPS); pin mode writes
+//! kustomize's `starlark` annotation for a script inside the package, or says why it cannot.
+
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use krm_catalog::verify::sha256_hex;
+
+use crate::remote::{OFFLINE, ONLINE};
+use crate::servers::{Server, tls};
+use crate::util::{TestContext, assert_within, have, stderr, stdout, test_name};
+
+/// Sets the labels of the step's `spec.labels` on every item, and reports how many.
+const SET_LABELS: &str = r#"# Set the labels of the function config on every item.
+labels = ctx.resource_list["functionConfig"]["spec"]["labels"]
+for r in ctx.resource_list["items"]:
+    r["metadata"].setdefault("labels", {}).update(labels)
+ctx.resource_list["results"] = [{
+    "message": "labelled %d items" % len(ctx.resource_list["items"]),
+    "severity": "info",
+}]
+"#;
+
+/// Reports a warning about every ConfigMap without `data.owner`, changes nothing.
+const CHECK_OWNER: &str = r#"load("krmfn.star", "krmfn")
+results = []
+for r in ctx.resource_list["items"]:
+    if krmfn.match_gvk(r, "v1", "ConfigMap") and "owner" not in r.get("data", {}):
+        results.append({
+            "message": "ConfigMap has no owner",
+            "severity": "warning",
+            "resourceRef": {"apiVersion": "v1", "kind": "ConfigMap", "name": r["metadata"]["name"]},
+            "field": {"path": "data.owner"},
+        })
+ctx.resource_list["results"] = results
+"#;
+
+/// A KEP catalog with one Starlark kind `fn.acme.dev/v1 SetLabels`; `runtime` is the value of
+/// `starlark:`.
+fn catalog(runtime: &str) -> String {
+    format!(
+        "apiVersion: config.kubernetes.io/v1alpha1
+kind: KRMFunctionCatalog
+metadata:
+  name: acme-starlark
+spec:
+  krmFunctions:
+  - group: fn.acme.dev
+    names:
+      kind: SetLabels
+    versions:
+    - name: v1
+      runtime:
+        starlark: {runtime}
+"
+    )
+}
+
+/// A package with `catalog.yaml` for `runtime` and the script `file` holding `script`.
+fn package(runtime: &str, file: &str, script: &str) -> TestContext {
+    let pkg = TestContext::new();
+    pkg.write("catalog.yaml", catalog(runtime));
+    pkg.write(file, script);
+    pkg
+}
+
+fn run_mode(pkg: &TestContext) -> Output {
+    pkg.run(&[], &crate::runtimes::input("SetLabels", "{mode: run}"))
+}
+
+/// The run failed with an error result containing `needle` (also on stderr), and lost no item.
+fn assert_error(out: &Output, needle: &str) {
+    let text = stdout(out);
+    assert_eq!(out.status.code(), Some(1), "{text}\n{}", stderr(out));
+    assert!(text.contains(needle), "no {needle:?} in\n{text}");
+    assert!(
+        stderr(out).contains(needle),
+        "stderr lacks {needle:?}:\n{}",
+        stderr(out)
+    );
+    assert!(text.contains("greeting: hello\n"), "{text}");
+    assert!(text.contains("kind: SetLabels"), "{text}");
+}
+
+#[test]
+fn issue12_starlark_label_setting_script_runs_without_allow_exec() {
+    let pkg = package("{path: set-labels.star}", "set-labels.star", SET_LABELS);
+    let out = run_mode(&pkg);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    // The ConfigMap got the label; the step's own config stays, as a local-config source.
+    let cm = &text[text.find("kind: ConfigMap").expect("ConfigMap")..];
+    assert!(
+        cm.contains("labels:\n      team: platform"),
+        "no label on the ConfigMap:\n{text}"
+    );
+    assert!(text.contains("greeting: hello\n"), "{text}");
+    assert!(text.contains("config.kubernetes.io/local-config"), "{text}");
+    assert!(text.contains("message: labelled 1 items"), "{text}");
+    assert!(text.contains("runtime: starlark set-labels.star"), "{text}");
+    // A declared sha256 of a local script is checked too.
+    let wrong = "bad0".repeat(16);
+    let pkg = package(
+        &format!("{{path: set-labels.star, sha256: {wrong}}}"),
+        "set-labels.star",
+        SET_LABELS,
+    );
+    assert_error(&run_mode(&pkg), "sha256 mismatch");
+    let pkg = package(
+        &format!(
+            "{{path: set-labels.star, sha256: {}}}",
+            sha256_hex(SET_LABELS.as_bytes())
+        ),
+        "set-labels.star",
+        SET_LABELS,
+    );
+    assert!(run_mode(&pkg).status.success());
+}
+
+#[test]
+fn issue12_starlark_results_are_merged() {
+    let pkg = package("{path: check.star}", "check.star", CHECK_OWNER);
+    let out = run_mode(&pkg);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    let at = text.find("- message: ConfigMap has no owner").expect(&text);
+    let result = &text[at..];
+    for line in [
+        "severity: warning",
+        "kind: ConfigMap",
+        "name: demo",
+        "path: data.owner",
+        "runtime: starlark check.star",
+    ] {
+        assert!(result.contains(line), "no {line:?} in\n{result}");
+    }
+}
+
+#[test]
+fn issue12_starlark_endless_loop_is_bounded() {
+    let pkg = package(
+        "{path: loop.star}",
+        "loop.star",
+        "x = 0\nfor i in range(2147483647):\n    x += 1\n",
+    )
+    .with_env("KRM_CATALOG_FUNCTION_TIMEOUT", "2")
+    .with_deadline(Duration::from_secs(60));
+    let started = Instant::now();
+    let out = run_mode(&pkg);
+    assert_within(started, Duration::from_secs(30));
+    // Whichever bound comes first, the time or the ticks, the message names line 3.
+    assert_error(&out, "starlark script loop.star:3:5: ");
+    let text = stdout(&out);
+    assert!(
+        text.contains("still running after 2s (KRM_CATALOG_FUNCTION_TIMEOUT)")
+            || text.contains("is there an endless loop?"),
+        "{text}"
+    );
+}
+
+#[test]
+fn issue12_starlark_memory_hog_is_bounded() {
+    let hog =
+        "s = \"x\" * 1000000\nbig = []\nfor i in range(100000):\n    big.append(s + str(i))\n";
+    let pkg = package("{path: hog.star}", "hog.star", hog)
+        // The heap limit is 256 MiB: a run that kept 100 GB would die here first.
+        .with_address_space(4 << 30)
+        .with_deadline(Duration::from_secs(120));
+    let out = run_mode(&pkg);
+    assert_error(
+        &out,
+        "starlark script hog.star:4:5: Heap memory limit of 268435456 bytes exceeded",
+    );
+}
+
+#[test]
+fn issue12_starlark_script_cannot_read_files() {
+    let pkg = package(
+        "{path: read.star}",
+        "read.star",
+        "# tries to read a file\ndata = open(\"/etc/passwd\").read()\n",
+    );
+    let out = run_mode(&pkg);
+    assert_error(&out, "starlark script read.star:2:8: ");
+    assert!(stdout(&out).contains("`open`"), "{}", stdout(&out));
+    let pkg = package(
+        "{path: load.star}",
+        "load.star",
+        "load(\"/etc/passwd\", \"root\")\n",
+    );
+    assert_error(
+        &run_mode(&pkg),
+        "is refused: Starlark scripts run sandboxed, without files or network",
+    );
+    // A path out of the catalog's root is not read either.
+    let pkg = package("{path: ../outside.star}", "x.star", SET_LABELS);
+    assert_error(&run_mode(&pkg), "`..` is not allowed");
+}
+
+#[test]
+fn issue12_starlark_script_from_url_needs_its_sha256() {
+    let case = test_name!();
+    if !have("python3", case) || !have("openssl", case) {
+        return;
+    }
+    let tls = tls();
+    let server = Server::start(Some(&tls), None);
+    server.put("set-labels.star", SET_LABELS.as_bytes());
+    let url = server.url("set-labels.star");
+    let right = sha256_hex(SET_LABELS.as_bytes());
+    let with = |runtime: String| {
+        let pkg = TestContext::new().with_ca(&tls.ca);
+        pkg.write("catalog.yaml", catalog(&runtime));
+        pkg
+    };
+    // The KEP's form, a bare URL: fail closed.
+    let out = run_mode(&with(url.clone()));
+    assert_error(
+        &out,
+        &format!(
+            "starlark script {url} has no sha256; a script fetched from a URL runs only when pinned"
+        ),
+    );
+    // A wrong sha256.
+    let wrong = "bad0".repeat(16);
+    let out = run_mode(&with(format!("{{url: \"{url}\", sha256: {wrong}}}")));
+    assert_error(
+        &out,
+        &format!("{url}: sha256 mismatch: expected {wrong}, downloaded {right}"),
+    );
+    // The right one: it runs, and a warm cache runs offline with no request.
+    let pkg = with(format!("{{url: \"{url}\", sha256: {right}}}"));
+    let before = server.requests();
+    let out = run_mode(&pkg);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("message: labelled 1 items"));
+    assert_eq!(server.requests(), before + 1);
+    let offline = crate::runtimes::input("SetLabels", "{mode: run}").replace(ONLINE, OFFLINE);
+    let out = pkg.run(&[], &offline);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(server.requests(), before + 1, "the warm run made a request");
+    // Pin mode cannot pin a URL.
+    let out = pkg.run(&[], &crate::runtimes::input("SetLabels", "{mode: pin}"));
+    assert_error(&out, "comes from a URL, which cannot be pinned");
+    assert!(stdout(&out).contains("use functions.mode: run"));
+}
+
+#[test]
+fn issue12_starlark_pin_mode_writes_the_kustomize_annotation() {
+    let pkg = package(
+        "{path: fns/set-labels.star}",
+        "fns/set-labels.star",
+        SET_LABELS,
+    );
+    let out = pkg.run(&[], &crate::runtimes::input("SetLabels", "{mode: pin}"));
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains("config.kubernetes.io/function: |\n        starlark:\n          path: fns/set-labels.star\n"),
+        "{text}"
+    );
+    assert!(text.contains("v5.5.0 removed Starlark functions"), "{text}");
+    // The ConfigMap is untouched: nothing ran.
+    assert!(!text.contains("team: platform\n  data"), "{text}");
+    // A script of a catalog outside the package cannot be pinned.
+    let pkg = TestContext::new();
+    pkg.write("shared/catalog.yaml", catalog("{path: set-labels.star}"));
+    pkg.write("shared/set-labels.star", SET_LABELS);
+    pkg.mkdir("pkg");
+    let pkg = pkg.in_dir("pkg");
+    let input = crate::runtimes::input("SetLabels", "{mode: pin}")
+        .replace("- path: catalog.yaml", "- path: ../shared/catalog.yaml");
+    let out = pkg.run(&[], &input);
+    assert_error(&out, "is outside the package");
+}
+
+#[test]
+fn issue12_starlark_catalog_verify_checks_the_script() {
+    let pkg = package("{path: set-labels.star}", "set-labels.star", SET_LABELS);
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("starlark set-labels.star (a file of this catalog)"),
+        "{}",
+        stdout(&out)
+    );
+    let wrong = "bad0".repeat(16);
+    let pkg = package(
+        &format!("{{path: set-labels.star, sha256: {wrong}}}"),
+        "set-labels.star",
+        SET_LABELS,
+    );
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains(&format!(
+            "MISMATCH fn.acme.dev/v1/SetLabels  starlark set-labels.star: expected sha256:{wrong}, downloaded sha256:{}",
+            sha256_hex(SET_LABELS.as_bytes())
+        )),
+        "{}",
+        stdout(&out)
+    );
+}
