@@ -324,8 +324,7 @@ fn fast_plain(s: &str, key: bool) -> Fast {
     for &b in bytes {
         let ok = match b {
             b'#' => prev != b' ',
-            b':' => !key,
-            b',' | b'[' | b']' | b'{' | b'}' => !key,
+            b':' | b',' | b'[' | b']' | b'{' | b'}' => !key,
             0x20..=0x7E => true,
             _ => false,
         };
@@ -643,11 +642,7 @@ mod exact {
             return false;
         }
         match bytes[0] {
-            b'-' | b'?' => {
-                if bytes.len() == 1 || bytes[1].is_ascii_whitespace() {
-                    return false;
-                }
-            }
+            b'-' | b'?' if bytes.len() == 1 || bytes[1].is_ascii_whitespace() => return false,
             b',' | b':' | b'[' | b']' | b'{' | b'}' | b'#' | b'&' | b'*' | b'!' | b'|' | b'>'
             | b'\'' | b'"' | b'%' | b'@' | b'`' => return false,
             _ => {}
