@@ -102,29 +102,81 @@ fn object_id<T: Fields + ?Sized>(object: &T) -> (String, String, String, String)
     )
 }
 
-/// An object without what we stamp on it (provenance annotations, file path and index) and
-/// without the `app.kubernetes.io/part-of` label: two generated objects equal in this form are
-/// the same object (the Namespace two services share).
-fn without_provenance(object: &Value) -> Value {
-    let mut object = object.clone();
-    if let Some(Value::Object(meta)) = object.get_mut("metadata") {
-        if let Some(Value::Object(a)) = meta.get_mut("annotations") {
-            a.retain(|k, _| {
-                !(k.starts_with("krm-catalog.dev/")
-                    || k.starts_with("internal.config.kubernetes.io/")
-                    || k == resource_list::LEGACY_PATH
-                    || k == resource_list::LEGACY_INDEX)
-            });
+/// Annotations we stamp (provenance, file path and index): not part of what an object is.
+fn is_stamped_annotation(key: &str) -> bool {
+    key.starts_with("krm-catalog.dev/")
+        || key.starts_with("internal.config.kubernetes.io/")
+        || key == resource_list::LEGACY_PATH
+        || key == resource_list::LEGACY_INDEX
+}
+
+/// Labels that do not make two generated objects different.
+fn is_ignored_label(key: &str) -> bool {
+    key == "app.kubernetes.io/part-of"
+}
+
+/// Whether two objects are equal but for what we stamp on them (provenance annotations, file
+/// path and index) and the `app.kubernetes.io/part-of` label, an `annotations` or `labels` map
+/// left empty without those counting as absent: then they are the same object (the Namespace
+/// two services share). Compared in place, without building a copy of either.
+fn same_but_provenance(a: &Value, b: &Value) -> bool {
+    let (Value::Object(a), Value::Object(b)) = (a, b) else {
+        return a == b;
+    };
+    a.len() == b.len()
+        && a.iter().all(|(key, va)| {
+            b.get(key).is_some_and(|vb| {
+                if key == "metadata" {
+                    same_metadata(va, vb)
+                } else {
+                    va == vb
+                }
+            })
+        })
+}
+
+fn same_metadata(a: &Value, b: &Value) -> bool {
+    let (Value::Object(a), Value::Object(b)) = (a, b) else {
+        return a == b;
+    };
+    let filtered = ["annotations", "labels"];
+    let others =
+        |m: &Map<String, Value>| m.len() - filtered.iter().filter(|k| m.contains_key(**k)).count();
+    others(a) == others(b)
+        && a.iter()
+            .filter(|(k, _)| !filtered.contains(&k.as_str()))
+            .all(|(k, va)| b.get(k) == Some(va))
+        && same_filtered(
+            a.get("annotations"),
+            b.get("annotations"),
+            is_stamped_annotation,
+        )
+        && same_filtered(a.get("labels"), b.get("labels"), is_ignored_label)
+}
+
+/// Two `annotations` (or `labels`) fields, equal once the `ignored` keys are left out and a map
+/// left empty counts as no field.
+fn same_filtered(a: Option<&Value>, b: Option<&Value>, ignored: fn(&str) -> bool) -> bool {
+    fn kept(v: Option<&Value>, ignored: fn(&str) -> bool) -> Option<(Option<&Value>, usize)> {
+        match v {
+            Some(Value::Object(m)) => {
+                let n = m.keys().filter(|k| !ignored(k)).count();
+                (n > 0).then_some((v, n))
+            }
+            other => other.map(|v| (Some(v), 0)),
         }
-        if let Some(Value::Object(l)) = meta.get_mut("labels") {
-            l.remove("app.kubernetes.io/part-of");
-        }
-        meta.retain(|k, v| {
-            !(matches!(k.as_str(), "annotations" | "labels")
-                && v.as_object().is_some_and(Map::is_empty))
-        });
     }
-    object
+    match (kept(a, ignored), kept(b, ignored)) {
+        (None, None) => true,
+        (Some((Some(Value::Object(x)), nx)), Some((Some(Value::Object(y)), ny))) => {
+            nx == ny
+                && x.iter()
+                    .filter(|(k, _)| !ignored(k))
+                    .all(|(k, v)| y.get(k) == Some(v))
+        }
+        (Some((x, _)), Some((y, _))) => x == y,
+        _ => false,
+    }
 }
 
 /// Keep one of each generated object: the apiserver (and `kustomize build`, "may not add
@@ -137,11 +189,13 @@ pub(super) fn drop_duplicates<'a, T: Fields + 'a>(
     templates: &HashMap<(String, String), String>,
     results: &mut Results,
 ) {
-    enum Seen {
+    enum Seen<'v> {
         Input(String),
-        Generated { normal: Value, from: String },
+        Generated {
+            first: &'v Value,
+            source: &'v dyn Fields,
+        },
     }
-    let mut seen: HashMap<(String, String, String, String), Seen> = HashMap::new();
     // Only identities that something generates can collide: a pass-through package (no
     // generated objects) costs nothing here, and no per-item record is kept for the others.
     let generated: std::collections::HashSet<_> = batches
@@ -151,6 +205,7 @@ pub(super) fn drop_duplicates<'a, T: Fields + 'a>(
     if generated.is_empty() {
         return;
     }
+    let mut seen: HashMap<(String, String, String, String), Seen<'_>> = HashMap::new();
     for item in inputs {
         let id = object_id(item);
         if !generated.contains(&id) {
@@ -162,19 +217,46 @@ pub(super) fn drop_duplicates<'a, T: Fields + 'a>(
         };
         seen.insert(id, Seen::Input(from));
     }
-    for (source, objects) in batches {
-        objects.retain(|object| {
+    let template_of = |object: &Value| -> String {
+        templates
+            .get(&(
+                resource_list::annotation(object, resource_list::PATH)
+                    .unwrap_or_default()
+                    .to_owned(),
+                resource_list::annotation(object, resource_list::INDEX)
+                    .unwrap_or_default()
+                    .to_owned(),
+            ))
+            .map_or_else(|| "?".to_owned(), String::clone)
+    };
+    // Decide while the objects are only read (the first of each identity is compared in
+    // place), then drop.
+    let mut keep: Vec<Vec<bool>> = Vec::with_capacity(batches.len());
+    for (source, objects) in &batches {
+        let source: &dyn Fields = *source;
+        let mut kept = Vec::with_capacity(objects.len());
+        for object in objects.iter() {
             let id = object_id(object);
-            let template = templates
-                .get(&(
-                    resource_list::annotation(object, resource_list::PATH)
-                        .unwrap_or_default()
-                        .to_owned(),
-                    resource_list::annotation(object, resource_list::INDEX)
-                        .unwrap_or_default()
-                        .to_owned(),
-                ))
-                .map_or("?", String::as_str);
+            let message = match seen.get(&id) {
+                None => {
+                    seen.insert(
+                        id,
+                        Seen::Generated {
+                            first: object,
+                            source,
+                        },
+                    );
+                    kept.push(true);
+                    continue;
+                }
+                Some(Seen::Generated { first, .. }) if same_but_provenance(first, object) => {
+                    kept.push(false);
+                    continue;
+                }
+                Some(earlier) => earlier,
+            };
+            kept.push(false);
+            let template = template_of(object);
             let from = format!("{} (template {template})", describe(source));
             let shown = if id.2.is_empty() {
                 id.3.clone()
@@ -182,41 +264,43 @@ pub(super) fn drop_duplicates<'a, T: Fields + 'a>(
                 format!("{}/{}", id.2, id.3)
             };
             let kind = &id.1;
-            let message = match seen.get(&id) {
-                None => {
-                    let normal = without_provenance(object);
-                    seen.insert(id, Seen::Generated { normal, from });
-                    return true;
-                }
-                Some(Seen::Generated { normal, .. }) if *normal == without_provenance(object) => {
-                    return false;
-                }
-                Some(Seen::Generated { from: first, .. }) => format!(
-                    "generated {kind} \"{shown}\" twice with different content: from {first} and from {from}; the templates name both the same: keep one of them, or give them values the templates build distinct names from (such as a different `cluster.name` each)"
+            let message = match message {
+                Seen::Generated {
+                    first,
+                    source: first_source,
+                } => format!(
+                    "generated {kind} \"{shown}\" twice with different content: from {} (template {}) and from {from}; the templates name both the same: keep one of them, or give them values the templates build distinct names from (such as a different `cluster.name` each)",
+                    describe(*first_source),
+                    template_of(first),
                 ),
                 // A package that brings its own Namespace (labels for pod security, quotas)
                 // is the common layout: the user's copy is the one they meant.
-                Some(Seen::Input(input)) if kind == "Namespace" && id.0.is_empty() => {
+                Seen::Input(input) if kind == "Namespace" && id.0.is_empty() => {
                     results.push(
                         KrmResult::warning(format!(
                             "{from} generates Namespace \"{shown}\", which {input} defines already: the package's own Namespace is kept and the generated one left out"
                         ))
                         .about(source)
-                        .tag("template", template.to_owned()),
+                        .tag("template", template),
                     );
-                    return false;
+                    continue;
                 }
-                Some(Seen::Input(input)) => format!(
+                Seen::Input(input) => format!(
                     "generated {kind} \"{shown}\" from {from}, but {input} is that object already and was not generated by this function; remove or rename one of them"
                 ),
             };
             results.push(
                 KrmResult::error(message)
                     .about(source)
-                    .tag("template", template.to_owned()),
+                    .tag("template", template),
             );
-            false
-        });
+        }
+        keep.push(kept);
+    }
+    drop(seen);
+    for ((_, objects), kept) in batches.into_iter().zip(keep) {
+        let mut kept = kept.into_iter();
+        objects.retain(|_| kept.next().unwrap_or(true));
     }
 }
 
@@ -290,4 +374,118 @@ pub(super) fn generated_path(source: &Value, service_id: &str) -> Result<String,
         },
         None => file,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    /// The normal form the duplicate check used to build (a copy of each object): the oracle
+    /// of `same_but_provenance`.
+    fn without_provenance(object: &Value) -> Value {
+        let mut object = object.clone();
+        if let Some(Value::Object(meta)) = object.get_mut("metadata") {
+            if let Some(Value::Object(a)) = meta.get_mut("annotations") {
+                a.retain(|k, _| !is_stamped_annotation(k));
+            }
+            if let Some(Value::Object(l)) = meta.get_mut("labels") {
+                l.remove("app.kubernetes.io/part-of");
+            }
+            meta.retain(|k, v| {
+                !(matches!(k.as_str(), "annotations" | "labels")
+                    && v.as_object().is_some_and(Map::is_empty))
+            });
+        }
+        object
+    }
+
+    fn small() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            Just(json!("a")),
+            Just(json!("b")),
+            Just(json!(1)),
+            Just(json!({})),
+            Just(json!([])),
+        ]
+    }
+
+    fn keyed(keys: &'static [&'static str]) -> impl Strategy<Value = Value> {
+        prop_oneof![
+            3 => prop::collection::vec((prop::sample::select(keys), small()), 0..4).prop_map(
+                |kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+            ),
+            1 => small(),
+        ]
+    }
+
+    fn object() -> impl Strategy<Value = Value> {
+        let meta = (
+            prop::option::of(keyed(&[
+                "krm-catalog.dev/service",
+                "internal.config.kubernetes.io/path",
+                "config.kubernetes.io/path",
+                "config.kubernetes.io/index",
+                "x",
+                "y",
+            ])),
+            prop::option::of(keyed(&["app.kubernetes.io/part-of", "app", "tier"])),
+            prop::option::of(small()),
+        )
+            .prop_map(|(annotations, labels, name)| {
+                let mut meta = Map::new();
+                if let Some(v) = annotations {
+                    meta.insert("annotations".into(), v);
+                }
+                if let Some(v) = labels {
+                    meta.insert("labels".into(), v);
+                }
+                if let Some(v) = name {
+                    meta.insert("name".into(), v);
+                }
+                Value::Object(meta)
+            });
+        prop_oneof![
+            6 => (prop::option::of(prop_oneof![4 => meta, 1 => small()]), prop::option::of(small()))
+                .prop_map(|(metadata, spec)| {
+                    let mut object = Map::new();
+                    object.insert("kind".into(), json!("Namespace"));
+                    if let Some(v) = metadata {
+                        object.insert("metadata".into(), v);
+                    }
+                    if let Some(v) = spec {
+                        object.insert("spec".into(), v);
+                    }
+                    Value::Object(object)
+                }),
+            1 => small(),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        #[test]
+        fn issue13_duplicates_compare_in_place_as_the_copies_did(a in object(), b in object()) {
+            prop_assert_eq!(
+                same_but_provenance(&a, &b),
+                without_provenance(&a) == without_provenance(&b),
+                "{} vs {}", a, b
+            );
+            prop_assert!(same_but_provenance(&a, &a));
+        }
+    }
+
+    #[test]
+    fn issue13_stamped_copies_are_the_same_object() {
+        let a = json!({"kind": "Namespace", "metadata": {"name": "x",
+            "annotations": {"krm-catalog.dev/service": "a", "config.kubernetes.io/path": "p"},
+            "labels": {"app.kubernetes.io/part-of": "a", "team": "t"}}});
+        let b = json!({"kind": "Namespace", "metadata": {"labels": {"team": "t"}, "name": "x"}});
+        let c = json!({"kind": "Namespace", "metadata": {"labels": {"team": "u"}, "name": "x"}});
+        assert!(same_but_provenance(&a, &b));
+        assert!(!same_but_provenance(&a, &c));
+    }
 }

@@ -64,10 +64,10 @@ fn write_into<I: AsValue>(
             // One item at a time, so a flow-style input is never whole in memory. The text
             // parsed when it was read, so it parses again; the skeleton is the last resort.
             Some((v, range)) => match v.item_at(&range) {
-                Some(full) => yaml::emit_into(out, &std::slice::from_ref(&full)),
-                None => yaml::emit_into(out, &std::slice::from_ref(&*item.as_value())),
+                Some(full) => yaml::emit_into(out, std::slice::from_ref(&full)),
+                None => yaml::emit_into(out, std::slice::from_ref(&*item.as_value())),
             },
-            None => yaml::emit_into(out, &std::slice::from_ref(&*item.as_value())),
+            None => yaml::emit_into(out, std::slice::from_ref(&*item.as_value())),
         }
         piece(out);
     }

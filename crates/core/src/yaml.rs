@@ -6,6 +6,7 @@
 //! `0777`, ...) so that kubectl's YAML 1.1 reader sees strings where we meant strings.
 
 use std::fmt;
+#[cfg(test)]
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -277,6 +278,12 @@ fn is_blank_document(chunk: &str) -> bool {
     })
 }
 
+mod emit;
+
+pub use emit::Emit;
+
+/// The serializer options the writer reproduces (serde-saphyr is its oracle in tests).
+#[cfg(test)]
 fn serializer_options() -> serde_saphyr::SerializerOptions {
     serde_saphyr::ser_options! {
         // Never fold long lines: folding changes how diffs look and buys nothing.
@@ -295,15 +302,11 @@ pub fn emit(value: &Value) -> String {
     out
 }
 
-/// Emit a value as YAML, appending to `out`.
-pub fn emit_into<T: serde::Serialize>(out: &mut String, value: &T) {
-    // Serializing a serde_json::Value cannot fail: keys are strings and numbers are finite.
-    if let Err(err) = serde_saphyr::to_fmt_writer_with_options(out, value, serializer_options()) {
-        let _ = writeln!(out, "# krm-catalog: could not emit YAML: {err}");
-    }
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
+/// Emit a value (or a map, or a sequence of either) as YAML, appending to `out`: block style,
+/// two-space indentation, `- ` items at their key's column, and every string a YAML 1.1 or 1.2
+/// reader would not read back as the same string quoted (see `yaml/emit.rs`).
+pub fn emit_into<T: Emit + ?Sized>(out: &mut String, value: &T) {
+    value.emit_at(out, emit::At::ROOT);
 }
 
 /// Emit values as a multi-document stream separated by `---`.
