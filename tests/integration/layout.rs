@@ -245,8 +245,14 @@ fn issue10_files_of_a_folder_import_each_other_without_cycle() {
                     (path.extension().is_some_and(|x| x == "rs") && stem != "mod").then_some(stem)
                 })
                 .collect();
-            // What mod.rs re-exports from which file: `use file::{A, B}` (any visibility).
-            let index = code(&dir.join("mod.rs"));
+            // What mod.rs re-exports from which file: `use file::{A, B}` (any visibility). A
+            // folder beside its module file (`yaml.rs` + `yaml/`) has that file as its index.
+            let mod_rs = dir.join("mod.rs");
+            let index = code(&if mod_rs.exists() {
+                mod_rs
+            } else {
+                dir.with_extension("rs")
+            });
             let mut owner = BTreeMap::new();
             for file in &siblings {
                 for name in names_after(&index, &format!("use {file}::")) {
