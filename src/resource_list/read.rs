@@ -197,7 +197,29 @@ fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Opt
         return None;
     };
     let doc_start = doc.as_ptr() as usize - text.as_ptr() as usize;
-    let scan = scan_items(doc_start, doc)?;
+    // Each item is built from the events of the scan itself and made a skeleton at once (so
+    // memory stays near the input size); items the scan's builder leaves alone (`None`) are
+    // parsed from their text below.
+    let mut items: Vec<Option<Item>> = Vec::new();
+    let mut whole = Vec::new();
+    let mut types = Types::default();
+    let mut take = |item: Map<String, Value>, types: &mut Types, at: usize| {
+        if keep(&item) {
+            whole.resize(at, false);
+            whole.push(true);
+            Item::from(Value::Object(item))
+        } else {
+            skeleton(item, types)
+        }
+    };
+    let mut on_item = |value: Option<Value>| {
+        let item = match value {
+            Some(Value::Object(item)) => Some(take(item, &mut types, items.len())),
+            _ => None,
+        };
+        items.push(item);
+    };
+    let scan = scan_items(doc_start, doc, Some(&mut on_item))?;
     let (first, last) = (scan.ranges.first()?, scan.ranges.last()?);
     // Everything but the items: the header and whatever follows the sequence.
     let mut header = String::with_capacity(first.start - doc_start + 256);
@@ -214,14 +236,16 @@ fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Opt
         Some(Value::Array(a)) => scan.reemit && a.is_empty(),
         Some(_) => false,
     };
-    if !plain(shape) || !emptied {
+    if !plain(shape) || !emptied || items.len() != scan.ranges.len() {
         return None;
     }
     let function_config = function_config_of(&mut map).ok()?;
-    let mut items = Vec::with_capacity(scan.ranges.len());
-    let mut whole = Vec::new();
-    let mut types = Types::default();
-    for range in &scan.ranges {
+    let mut done = Vec::with_capacity(items.len());
+    for (at, (item, range)) in items.into_iter().zip(&scan.ranges).enumerate() {
+        if let Some(item) = item {
+            done.push(item);
+            continue;
+        }
         let (value, shape) = yaml::parse_with_shape(&text[range.clone()]).ok()?;
         if !plain(shape) {
             return None;
@@ -234,15 +258,9 @@ fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Opt
             },
             _ => return None,
         };
-        if keep(&item) {
-            whole.resize(items.len(), false);
-            whole.push(true);
-            items.push(Item::from(Value::Object(item)));
-        } else {
-            items.push(skeleton(item, &mut types));
-        }
+        done.push(take(item, &mut types, at));
     }
-    Some((items, whole, function_config, scan))
+    Some((done, whole, function_config, scan))
 }
 
 /// Read a ResourceList (`config.kubernetes.io/v1`, `v1beta1`, `v1alpha1`, or a `List`).
@@ -294,7 +312,7 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
     let plain = shape.aliases == 0 && shape.anchors == 0 && shape.merge_keys == 0;
     // (Flow layouts have nothing to copy, and the items are already whole.)
     let verbatim = plain
-        .then(|| scan_items(doc_start, doc))
+        .then(|| scan_items(doc_start, doc, None))
         .flatten()
         .filter(|scan| !scan.reemit && scan.ranges.len() == items.len())
         .map(|scan| Verbatim {

@@ -11,6 +11,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 mod events;
+pub use events::NodeBuilder;
 
 /// The largest input we accept in one read (a ResourceList, a catalog file, a template
 /// output): `KRM_CATALOG_MAX_INPUT_BYTES`, default 256 MiB (see [`crate::env`]).

@@ -87,52 +87,95 @@ struct Reader {
     limits: Limits,
 }
 
+fn expanded_nodes(written: usize) -> usize {
+    written
+        .saturating_mul(EXPANSION_FACTOR)
+        .max(MIN_EXPANDED_NODES)
+}
+
 /// Read one YAML document (or none) into a value, or `None` when serde-saphyr must decide (see
 /// the module documentation).
 pub(super) fn read(text: &str) -> Option<(Option<Value>, Shape)> {
-    let len = text.len();
-    let floor = |n: usize| n.saturating_mul(EXPANSION_FACTOR).max(MIN_EXPANDED_NODES);
-    let mut reader = Reader {
-        stack: Vec::new(),
-        root: None,
-        anchors: Vec::new(),
-        counts: Counts::default(),
-        written: 0,
-        replayed: 0,
-        recorded: 0,
-        shape: Shape::default(),
-        documents: 0,
-        limits: Limits {
-            // Without anchors this is the budget itself; with them, the written nodes (counted
-            // here as the parse goes) are checked at the end.
-            nodes: floor(len),
-            scalar_bytes: len.saturating_mul(EXPANSION_FACTOR).saturating_add(1 << 20),
-            aliases: len.max(50_000),
-            anchors: len.max(50_000),
-        },
-    };
+    let mut reader = Reader::new(text.len());
     let mut parser = Parser::new_from_str(text);
     while let Some(next) = parser.next_event() {
         let (event, _) = next.ok()?;
         reader.counts.events += 1;
         reader.event(event)?;
     }
-    // The node budget of `options_for`: with anchors and aliases it is relative to the nodes
-    // written; events are bounded by twice the nodes.
-    let nodes = if text.contains('&') && text.contains('*') {
-        floor(reader.written)
-    } else {
-        reader.limits.nodes
-    };
-    let c = reader.counts;
-    if c.nodes > nodes
-        || c.events > nodes.saturating_mul(2).saturating_add(1_000)
-        || reader.recorded > nodes
-        || !reader.stack.is_empty()
-    {
-        return None;
+    reader.end(text.contains('&') && text.contains('*'))
+}
+
+/// A value built from the events of one node inside a larger parse (the ResourceList reader
+/// builds each item while it looks for where the items are, so the text is parsed once). The
+/// node must hold no anchor or alias (the caller refuses those layouts); `None` from
+/// [`NodeBuilder::feed`] or [`NodeBuilder::finish`] means: parse the node's text with
+/// [`super::parse`] instead, which decides.
+pub struct NodeBuilder(Reader);
+
+impl NodeBuilder {
+    /// A builder under the budgets [`super::parse`] gives a text of `len` bytes.
+    pub fn new(len: usize) -> Self {
+        let mut reader = Reader::new(len);
+        // As if the node were a document of its own.
+        reader.documents = 1;
+        NodeBuilder(reader)
     }
-    Some((reader.root, reader.shape))
+
+    /// The next event of the node, from its start event to its end event.
+    pub fn feed(&mut self, event: Event<'_>) -> Option<()> {
+        self.0.counts.events += 1;
+        self.0.event(event)
+    }
+
+    /// The node's value, once its end event was fed.
+    pub fn finish(self) -> Option<Value> {
+        self.0.end(false)?.0
+    }
+}
+
+impl Reader {
+    fn new(len: usize) -> Self {
+        Reader {
+            stack: Vec::new(),
+            root: None,
+            anchors: Vec::new(),
+            counts: Counts::default(),
+            written: 0,
+            replayed: 0,
+            recorded: 0,
+            shape: Shape::default(),
+            documents: 0,
+            limits: Limits {
+                // Without anchors this is the budget itself; with them, the written nodes
+                // (counted as the parse goes) are checked at the end.
+                nodes: expanded_nodes(len),
+                scalar_bytes: len.saturating_mul(EXPANSION_FACTOR).saturating_add(1 << 20),
+                aliases: len.max(50_000),
+                anchors: len.max(50_000),
+            },
+        }
+    }
+
+    /// The budget checks that need the whole parse: the node budget of `options_for` is
+    /// relative to the written nodes when the text has anchors and aliases; events are bounded
+    /// by twice the nodes.
+    fn end(self, anchored: bool) -> Option<(Option<Value>, Shape)> {
+        let nodes = if anchored {
+            expanded_nodes(self.written)
+        } else {
+            self.limits.nodes
+        };
+        let c = self.counts;
+        if c.nodes > nodes
+            || c.events > nodes.saturating_mul(2).saturating_add(1_000)
+            || self.recorded > nodes
+            || !self.stack.is_empty()
+        {
+            return None;
+        }
+        Some((self.root, self.shape))
+    }
 }
 
 impl Reader {
