@@ -591,6 +591,7 @@ mod tests {
     use super::read;
     use proptest::prelude::*;
     use serde_json::{Value, json};
+    use std::fmt::Write as _;
 
     /// The reader's answer agrees with serde-saphyr's; returns whether the reader answered.
     fn agrees(text: &str) -> bool {
@@ -718,7 +719,7 @@ mod tests {
         let mut prev = 'a';
         for name in ['b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j'] {
             let aliases = vec![format!("*{prev}"); 10].join(", ");
-            bomb.push_str(&format!("{name}: &{name} [{aliases}]\n"));
+            let _ = writeln!(bomb, "{name}: &{name} [{aliases}]");
             prev = name;
         }
         assert!(read(&bomb).is_none());
@@ -782,7 +783,7 @@ mod tests {
         fn plain_scalars_agree(words in prop::collection::vec(plain_word(), 1..6)) {
             let mut block = String::new();
             for (i, w) in words.iter().enumerate() {
-                block.push_str(&format!("k{i}: {w}\n{w}x{i}: v\n"));
+                let _ = write!(block, "k{i}: {w}\n{w}x{i}: v\n");
             }
             agrees(&block);
             agrees(&format!("[{}]", words.join(", ")));
