@@ -278,9 +278,10 @@ impl Reader {
                 {
                     return None;
                 }
+                // (An anchor still open is a recursive alias.) The budgets are checked before
+                // the copy is made, so no expansion outgrows them.
                 let anchored = self.anchors.get(id)?.as_ref()?;
-                let (value, counts, depth) =
-                    (anchored.value.clone(), anchored.counts, anchored.depth);
+                let (counts, depth) = (anchored.counts, anchored.depth);
                 self.replayed = self.replayed.saturating_add(counts.events);
                 self.counts.nodes = self.counts.nodes.saturating_add(counts.nodes);
                 self.counts.events = self.counts.events.saturating_add(counts.events);
@@ -293,6 +294,7 @@ impl Reader {
                 {
                     return None;
                 }
+                let value = self.anchors.get(id)?.as_ref()?.value.clone();
                 self.place(value)
             }
             // Not emitted with the default options; anything new is serde-saphyr's call.
