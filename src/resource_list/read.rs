@@ -199,14 +199,20 @@ fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Opt
     let doc_start = doc.as_ptr() as usize - text.as_ptr() as usize;
     // Each item is built from the events of the scan itself and made a skeleton at once (so
     // memory stays near the input size); items the scan's builder leaves alone (`None`) are
-    // parsed from their text below.
-    let mut items: Vec<Option<Item>> = Vec::new();
+    // parsed from their text below (`pending`; a null stands in for them until then).
+    let mut items: Vec<Item> = Vec::new();
+    let mut pending: Vec<usize> = Vec::new();
     let mut whole = Vec::new();
     let mut types = Types::default();
     let mut take = |item: Map<String, Value>, types: &mut Types, at: usize| {
         if keep(&item) {
-            whole.resize(at, false);
-            whole.push(true);
+            // (Pending items come after later ones: mark, never truncate.)
+            if whole.len() <= at {
+                whole.resize(at + 1, false);
+            }
+            if let Some(flag) = whole.get_mut(at) {
+                *flag = true;
+            }
             Item::from(Value::Object(item))
         } else {
             skeleton(item, types)
@@ -214,8 +220,11 @@ fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Opt
     };
     let mut on_item = |value: Option<Value>| {
         let item = match value {
-            Some(Value::Object(item)) => Some(take(item, &mut types, items.len())),
-            _ => None,
+            Some(Value::Object(item)) => take(item, &mut types, items.len()),
+            _ => {
+                pending.push(items.len());
+                Item::from(Value::Null)
+            }
         };
         items.push(item);
     };
@@ -240,12 +249,8 @@ fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Opt
         return None;
     }
     let function_config = function_config_of(&mut map).ok()?;
-    let mut done = Vec::with_capacity(items.len());
-    for (at, (item, range)) in items.into_iter().zip(&scan.ranges).enumerate() {
-        if let Some(item) = item {
-            done.push(item);
-            continue;
-        }
+    for at in pending {
+        let range = scan.ranges.get(at)?;
         let (value, shape) = yaml::parse_with_shape(&text[range.clone()]).ok()?;
         if !plain(shape) {
             return None;
@@ -258,9 +263,10 @@ fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Opt
             },
             _ => return None,
         };
-        done.push(take(item, &mut types, at));
+        let item = take(item, &mut types, at);
+        *items.get_mut(at)? = item;
     }
-    Some((done, whole, function_config, scan))
+    Some((items, whole, function_config, scan))
 }
 
 /// Read a ResourceList (`config.kubernetes.io/v1`, `v1beta1`, `v1alpha1`, or a `List`).
@@ -327,4 +333,25 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
         function_config,
         verbatim,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An item the scan's builder leaves to `yaml::parse` (a tag deep inside) is parsed from its
+    /// text after later items were read; the items kept whole stay marked so.
+    #[test]
+    fn items_left_by_the_builder_are_parsed_from_their_text() {
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: Keep\n  metadata: {name: a}\n  data: {n: !!str 1}\n- apiVersion: v1\n  kind: Keep\n  metadata: {name: b}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n";
+        let keep = |item: &Map<String, Value>| item.get("kind") == Some(&Value::from("Keep"));
+        let list = read_owned_keeping(input.to_owned(), keep).unwrap();
+        let verbatim = list.verbatim.as_ref().unwrap();
+        assert_eq!(verbatim.whole, vec![true, true]);
+        assert_eq!(list.items[0].value()["data"]["n"], "1");
+        assert_eq!(list.items[1].value()["metadata"]["name"], "b");
+        assert_eq!(list.items[2].value()["metadata"]["name"], "c");
+        let eager = read(input).unwrap();
+        assert_eq!(*list.items[0].value(), eager.items[0]);
+    }
 }
