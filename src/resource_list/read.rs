@@ -197,7 +197,38 @@ fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Opt
         return None;
     };
     let doc_start = doc.as_ptr() as usize - text.as_ptr() as usize;
-    let scan = scan_items(doc_start, doc)?;
+    // Each item is built from the events of the scan itself and made a skeleton at once (so
+    // memory stays near the input size); items the scan's builder leaves alone (`None`) are
+    // parsed from their text below (`pending`; a null stands in for them until then).
+    let mut items: Vec<Item> = Vec::new();
+    let mut pending: Vec<usize> = Vec::new();
+    let mut whole = Vec::new();
+    let mut types = Types::default();
+    let mut take = |item: Map<String, Value>, types: &mut Types, at: usize| {
+        if keep(&item) {
+            // (Pending items come after later ones: mark, never truncate.)
+            if whole.len() <= at {
+                whole.resize(at + 1, false);
+            }
+            if let Some(flag) = whole.get_mut(at) {
+                *flag = true;
+            }
+            Item::from(Value::Object(item))
+        } else {
+            skeleton(item, types)
+        }
+    };
+    let mut on_item = |value: Option<Value>| {
+        let item = match value {
+            Some(Value::Object(item)) => take(item, &mut types, items.len()),
+            _ => {
+                pending.push(items.len());
+                Item::from(Value::Null)
+            }
+        };
+        items.push(item);
+    };
+    let scan = scan_items(doc_start, doc, Some(&mut on_item))?;
     let (first, last) = (scan.ranges.first()?, scan.ranges.last()?);
     // Everything but the items: the header and whatever follows the sequence.
     let mut header = String::with_capacity(first.start - doc_start + 256);
@@ -214,14 +245,12 @@ fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Opt
         Some(Value::Array(a)) => scan.reemit && a.is_empty(),
         Some(_) => false,
     };
-    if !plain(shape) || !emptied {
+    if !plain(shape) || !emptied || items.len() != scan.ranges.len() {
         return None;
     }
     let function_config = function_config_of(&mut map).ok()?;
-    let mut items = Vec::with_capacity(scan.ranges.len());
-    let mut whole = Vec::new();
-    let mut types = Types::default();
-    for range in &scan.ranges {
+    for at in pending {
+        let range = scan.ranges.get(at)?;
         let (value, shape) = yaml::parse_with_shape(&text[range.clone()]).ok()?;
         if !plain(shape) {
             return None;
@@ -234,13 +263,8 @@ fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Opt
             },
             _ => return None,
         };
-        if keep(&item) {
-            whole.resize(items.len(), false);
-            whole.push(true);
-            items.push(Item::from(Value::Object(item)));
-        } else {
-            items.push(skeleton(item, &mut types));
-        }
+        let item = take(item, &mut types, at);
+        *items.get_mut(at)? = item;
     }
     Some((items, whole, function_config, scan))
 }
@@ -294,7 +318,7 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
     let plain = shape.aliases == 0 && shape.anchors == 0 && shape.merge_keys == 0;
     // (Flow layouts have nothing to copy, and the items are already whole.)
     let verbatim = plain
-        .then(|| scan_items(doc_start, doc))
+        .then(|| scan_items(doc_start, doc, None))
         .flatten()
         .filter(|scan| !scan.reemit && scan.ranges.len() == items.len())
         .map(|scan| Verbatim {
@@ -309,4 +333,25 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
         function_config,
         verbatim,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An item the scan's builder leaves to `yaml::parse` (a tag deep inside) is parsed from its
+    /// text after later items were read; the items kept whole stay marked so.
+    #[test]
+    fn items_left_by_the_builder_are_parsed_from_their_text() {
+        let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: Keep\n  metadata: {name: a}\n  data: {n: !!str 1}\n- apiVersion: v1\n  kind: Keep\n  metadata: {name: b}\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c}\n";
+        let keep = |item: &Map<String, Value>| item.get("kind") == Some(&Value::from("Keep"));
+        let list = read_owned_keeping(input.to_owned(), keep).unwrap();
+        let verbatim = list.verbatim.as_ref().unwrap();
+        assert_eq!(verbatim.whole, vec![true, true]);
+        assert_eq!(list.items[0].value()["data"]["n"], "1");
+        assert_eq!(list.items[1].value()["metadata"]["name"], "b");
+        assert_eq!(list.items[2].value()["metadata"]["name"], "c");
+        let eager = read(input).unwrap();
+        assert_eq!(*list.items[0].value(), eager.items[0]);
+    }
 }

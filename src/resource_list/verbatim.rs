@@ -50,8 +50,13 @@ struct ItemNode {
 /// produced the items). A text scanner looking for `items:` can be fooled by another key
 /// spelled to look like it (`"items:#x":`, a string holding a fake list): this cannot.
 /// `None` for anything but an untagged, unanchored sequence of mappings without aliases;
-/// the flag says whether the sequence is in flow style.
-fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)> {
+/// the flag says whether the sequence is in flow style. With `on_item`, each item's value is
+/// built from the same events and handed over as soon as it is complete (`None` where the
+/// builder leaves the item to [`yaml::parse`]), so the text is parsed once.
+fn item_nodes(
+    doc: &str,
+    mut on_item: Option<&mut dyn FnMut(Option<Value>)>,
+) -> Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)> {
     use granit_parser::{Event, StructureStyle};
     let mut parser = granit_parser::Parser::new_from_str(doc);
     let mut depth = 0usize;
@@ -63,6 +68,8 @@ fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)
     let mut found: Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)> = None;
     let mut nodes: Vec<ItemNode> = Vec::new();
     let mut open_item: Option<usize> = None;
+    // The value of the open item, while it builds; `None` once the builder gave up.
+    let mut building: Option<yaml::NodeBuilder> = None;
     let mut documents = 0usize;
     while let Some(next) = parser.next_event() {
         let (event, span) = next.ok()?;
@@ -119,8 +126,19 @@ fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)
                         return None;
                     };
                     open_item = Some(bytes.start);
+                    if on_item.is_some() {
+                        building = Some(yaml::NodeBuilder::new(bytes.len()));
+                    }
                 }
                 _ => {}
+            }
+        }
+        if let Some(builder) = building.as_mut()
+            && builder.feed(event).is_none()
+        {
+            building = None;
+            if let Some(on_item) = on_item.as_mut() {
+                on_item(None);
             }
         }
         if is_start {
@@ -130,6 +148,9 @@ fn item_nodes(doc: &str) -> Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)
             if depth == 2
                 && let Some(start) = open_item.take()
             {
+                if let (Some(builder), Some(on_item)) = (building.take(), on_item.as_mut()) {
+                    on_item(builder.finish());
+                }
                 nodes.push(ItemNode {
                     start,
                     end: bytes.end,
@@ -168,8 +189,14 @@ fn line_start(text: &str, at: usize) -> usize {
 /// between entries go with the one above), the last one to the end of the trivia after it.
 /// Everything in a range besides the parsed node must be trivia and the one `-`, or the
 /// layout is not one we copy.
-pub(super) fn scan_items(doc_start: usize, doc: &str) -> Option<ItemsText> {
-    let (key, nodes, flow) = item_nodes(doc)?;
+///
+/// `on_item` receives each item's value as [`item_nodes`] builds it.
+pub(super) fn scan_items(
+    doc_start: usize,
+    doc: &str,
+    on_item: Option<&mut dyn FnMut(Option<Value>)>,
+) -> Option<ItemsText> {
+    let (key, nodes, flow) = item_nodes(doc, on_item)?;
     if flow {
         return Some(ItemsText {
             dash_column: 0,

@@ -11,6 +11,9 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+mod events;
+pub use events::NodeBuilder;
+
 /// The largest input we accept in one read (a ResourceList, a catalog file, a template
 /// output): `KRM_CATALOG_MAX_INPUT_BYTES`, default 256 MiB (see [`crate::env`]).
 pub fn max_input_bytes() -> usize {
@@ -163,11 +166,23 @@ pub fn check_input_size(text: &str) -> Result<(), YamlError> {
 }
 
 /// Parse one YAML (or JSON) document into a value. An empty document is `null`.
+///
+/// The value is built straight from the parser's events ([`events`]); whatever that reader
+/// leaves to serde-saphyr (errors, tags, budgets, ...) is parsed by serde-saphyr, so values and
+/// errors are serde-saphyr's.
 pub fn parse(text: &str) -> Result<Value, YamlError> {
     check_input_size(text)?;
     if text.trim().is_empty() {
         return Ok(Value::Null);
     }
+    if let Some((value, _)) = events::read(text) {
+        return Ok(value.unwrap_or(Value::Null));
+    }
+    serde_parse(text)
+}
+
+/// [`parse`] through serde-saphyr's deserializer alone.
+fn serde_parse(text: &str) -> Result<Value, YamlError> {
     let value: Option<Value> = serde_saphyr::from_str_with_options(text, options_for(text))
         .map_err(|e| convert_error(&e))?;
     Ok(value.unwrap_or(Value::Null))
@@ -199,12 +214,20 @@ pub struct Shape {
     pub merge_keys: usize,
 }
 
-/// Parse one document and report its [`Shape`].
+/// Parse one document and report its [`Shape`] (read as [`parse`] reads).
 pub fn parse_with_shape(text: &str) -> Result<(Value, Shape), YamlError> {
     check_input_size(text)?;
     if text.trim().is_empty() {
         return Ok((Value::Null, Shape::default()));
     }
+    if let Some((value, shape)) = events::read(text) {
+        return Ok((value.unwrap_or(Value::Null), shape));
+    }
+    serde_parse_with_shape(text)
+}
+
+/// [`parse_with_shape`] through serde-saphyr's deserializer alone.
+fn serde_parse_with_shape(text: &str) -> Result<(Value, Shape), YamlError> {
     let shape = std::rc::Rc::new(std::cell::Cell::new(Shape::default()));
     let sink = std::rc::Rc::clone(&shape);
     let options = options_for(text).with_budget_report(move |report| {
