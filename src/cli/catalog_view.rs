@@ -404,17 +404,15 @@ fn type_name(schema: &Value) -> String {
 
 /// The view as `-o yaml` or `-o json` prints it.
 pub(super) fn render(view: &View, format: Format) -> String {
+    // One value for both forms, so YAML and JSON are the same document.
+    let value = serde_json::to_value(view).unwrap_or_default();
     match format {
         Format::Json => {
-            let mut text = serde_json::to_string_pretty(view).unwrap_or_default();
+            let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
             text.push('\n');
             text
         }
-        _ => {
-            let mut text = String::new();
-            crate::yaml::emit_into(&mut text, view);
-            text
-        }
+        _ => crate::yaml::emit(&value),
     }
 }
 

@@ -154,7 +154,7 @@ fn issue11_catalog_view_of_the_kep_example_catalogs() {
                     flag("requireStorageMount") || flag("requireFilesystem")
                 );
             } else {
-                assert_eq!(runtime["starlark"]["source"], d["runtime"]["starlark"]);
+                assert_eq!(runtime["starlark"]["url"], d["runtime"]["starlark"]);
             }
             seen += 1;
         }
