@@ -1076,3 +1076,43 @@ fn an_image_and_binaries_side_by_side_pick_by_mode_and_permission() {
     let out = pkg.run_with(&[], &input("Echo", "{mode: run}"), &[("PATH", &path)]);
     assert_error(&out, "no container engine: `docker` is not installed");
 }
+
+/// The README's "Checked before it runs" on `functions/examples/function-runtimes/`: an exec
+/// kind's schema and CEL rule refuse both configs of `src/labels-invalid.yaml` before any
+/// binary runs (there is none here: a run would fail differently), with these exact lines.
+#[test]
+fn issue11_the_documented_schema_and_cel_errors() {
+    let pkg = TestContext::new();
+    crate::container::copy_dir(
+        &root().join("functions/examples/function-runtimes"),
+        pkg.path(),
+    );
+    let out = pkg.run(
+        &[
+            "render",
+            "--fn-config",
+            "run.yaml",
+            "src/app.yaml",
+            "src/labels-invalid.yaml",
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let expected = [
+        "[error] fn.acme.dev/v1/SetLabelsLocal/typo: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation (src/labels-invalid.yaml)",
+        "[error] fn.acme.dev/v1/SetLabelsLocal/typo spec.labels: Required value (src/labels-invalid.yaml)",
+        "[error] fn.acme.dev/v1/SetLabelsLocal/typo spec.lables: unknown field \"spec.lables\" (did you mean \"labels\"?) (src/labels-invalid.yaml)",
+        "[error] fn.acme.dev/v1/SetLabelsLocal/reserved spec.labels: Invalid value: the kubernetes.io/ and k8s.io/ prefixes are reserved for Kubernetes (src/labels-invalid.yaml#1)",
+    ];
+    assert_eq!(stderr(&out).lines().collect::<Vec<_>>(), expected);
+    let readme = fs_err::read_to_string(root().join("README.md")).expect("README");
+    for line in expected {
+        assert!(readme.contains(line), "README must show: {line}");
+    }
+    // The items are written as they came (nothing ran), then the run fails.
+    assert!(
+        stdout(&out).contains("kubernetes.io/team: payments"),
+        "{}",
+        stdout(&out)
+    );
+}
