@@ -72,9 +72,12 @@ fn image_is_small_runs_as_nobody_and_needs_no_writable_fs() {
     let (_, size, _) =
         run(Command::new("docker").args(["image", "inspect", "-f", "{{.Size}}", &image]));
     let size: u64 = size.trim().parse().expect("image size");
+    // 20 MB until issues 11 and 12 brought the CEL interpreter, gix and the Starlark
+    // interpreter in (in-process by design: no git binary, no second image); the image was
+    // 29.2 MB after them. The bound still catches a debug build or an unstripped binary.
     assert!(
-        size <= 20 * 1024 * 1024,
-        "image is {size} bytes, more than 20 MB"
+        size <= 32 * 1024 * 1024,
+        "image is {size} bytes, more than 32 MiB"
     );
     let (_, user, _) =
         run(Command::new("docker").args(["image", "inspect", "-f", "{{.Config.User}}", &image]));
