@@ -56,7 +56,8 @@ fn is_ours(item: &Value) -> bool {
     group == crate::service::definition::SERVICES_GROUP
         || (group == crate::config::GROUP && kind == crate::config::KIND)
         || (group == "kubara.io" && matches!(kind, "ServiceDefinition" | "Catalog"))
-        || (group == "config.kubernetes.io" && matches!(kind, "Catalog" | "KRMFunctionCatalog"))
+        || crate::catalog::kep::is_kep_catalog(item)
+        || crate::catalog::kep::is_function_definition(item)
 }
 
 /// Files of a directory that belong to an orchestrator, not to the package's resources.
@@ -381,5 +382,29 @@ pub fn run(args: &RenderArgs) -> Result<(), CliError> {
         Err(CliError::Reported)
     } else {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_ours;
+    use serde_json::json;
+
+    /// Our source objects stay in a directory input even when marked local-config (they are
+    /// catalogs the run loads); KEP function definitions are among them (issue 11).
+    #[test]
+    fn issue11_function_definitions_are_our_sources() {
+        for (api, kind) in [
+            ("config.kubernetes.io/v1alpha1", "KRMFunctionDefinition"),
+            ("config.kubernetes.io/v1alpha1", "KRMFunctionCatalog"),
+            ("config.kubernetes.io/v1alpha1", "Catalog"),
+            ("kubara.io/v1alpha1", "ServiceDefinition"),
+        ] {
+            assert!(is_ours(&json!({"apiVersion": api, "kind": kind})), "{kind}");
+        }
+        assert!(!is_ours(
+            &json!({"apiVersion": "config.kubernetes.io/v1alpha1", "kind": "Kptfile"})
+        ));
+        assert!(!is_ours(&json!({"apiVersion": "v1", "kind": "ConfigMap"})));
     }
 }
