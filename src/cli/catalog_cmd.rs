@@ -30,10 +30,12 @@ pub(super) enum CatalogCommand {
         #[arg(short, long, value_enum, default_value = "text")]
         output: super::catalog_view::Format,
     },
-    /// Fill in every missing sha256 of a local catalog's runtimes (images from their registry,
-    /// binaries from their download), editing the files in place
+    /// Fill in every missing pin, editing the files in place: the sha256 of a local catalog's
+    /// runtimes (images from their registry, binaries and Starlark scripts from their
+    /// download), or the commit of each Git source of a function config
     Lock {
-        /// A catalog directory or file
+        /// A catalog directory or file, or a function config file (ResolveCatalog, ConfigMap,
+        /// ServiceSet, or a ResourceList holding one)
         path: PathBuf,
     },
     /// Check every runtime digest of a catalog against registries and downloads; exits 1 on any
@@ -190,13 +192,17 @@ fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String,
 
 fn catalog_lock(path: &std::path::Path) -> Result<(), CliError> {
     let remote = crate::remote::Remote::new(false);
-    let written = crate::runtime::lock::lock(path, &remote)?;
+    let report = crate::runtime::lock::lock(path, &remote)?;
     let mut out = String::new();
-    for line in &written {
-        let _ = writeln!(out, "locked {line}");
+    for line in &report {
+        let _ = writeln!(out, "{line}");
     }
-    if written.is_empty() {
-        let _ = writeln!(out, "{}: every runtime is already pinned", path.display());
+    if report.iter().all(|l| l.status != "locked") {
+        let _ = writeln!(
+            out,
+            "{}: every runtime and Git catalog is already pinned",
+            path.display()
+        );
     }
     Stdout::print(&out)
 }

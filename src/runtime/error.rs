@@ -186,6 +186,37 @@ pub enum RuntimeError {
         /// The value.
         value: String,
     },
+    /// `catalog lock` of a function config: a Git source its trust list does not name is not
+    /// fetched.
+    #[error(
+        "{file}: {field}: {url} is not trusted, so it is not fetched; review it with `krm-catalog catalog view '{reference}'`, then add {url} to {trust_field} (exactly, or a prefix ending in *); nothing was written"
+    )]
+    UntrustedGit {
+        /// The file.
+        file: String,
+        /// The entry's field path.
+        field: String,
+        /// The source's string form.
+        reference: String,
+        /// The repository URL, without credentials.
+        url: String,
+        /// `spec.trustedCatalogs` or `data.trusted-catalogs`.
+        trust_field: &'static str,
+    },
+    /// `catalog lock` found a Git source in the data but not its text.
+    #[error(
+        "{file}: cannot find the ref of {field} ({reference}) in block style or in a one-line flow mapping; add commit: {commit} by hand (nothing was written)"
+    )]
+    GitEntryNotFound {
+        /// The file.
+        file: String,
+        /// The entry's field path.
+        field: String,
+        /// The source's string form.
+        reference: String,
+        /// The commit its ref resolved to.
+        commit: String,
+    },
     /// The edited text does not parse.
     #[error("{file}: the locked file would not parse: {reason}")]
     LockedUnparsable {
@@ -196,7 +227,7 @@ pub enum RuntimeError {
     },
     /// The edited text is not the original plus the pins.
     #[error(
-        "{file}: {reason}; nothing was written: add the sha256 fields by hand (`krm-catalog catalog verify` checks them)"
+        "{file}: {reason}; nothing was written: add the pins by hand (`krm-catalog catalog verify` checks runtimes)"
     )]
     Unproven {
         /// The file.
@@ -381,4 +412,9 @@ pub enum EditProof {
         "a runtime is still without sha256 after the edit (its `image:` or `uri:` line also appears in another mapping)"
     )]
     StillUnpinned,
+    /// A commit landed elsewhere, or a Git source is still without a pin.
+    #[error(
+        "the commit pins did not land in the Git sources (the same url and ref appear elsewhere in the file)"
+    )]
+    CommitMisplaced,
 }

@@ -1,10 +1,13 @@
 //! `catalog lock` and `catalog verify` (SPEC §7.4): fill in every missing digest of a catalog
-//! (images from their registry, binaries from their download) by inserting `sha256:` lines
-//! next to what they pin, so comments and layout survive; and check every digest, one line per
-//! runtime, failing on any mismatch — the CI gate.
+//! (images from their registry, binaries and Starlark scripts from their download; KEP
+//! catalogs and `KRMFunctionDefinition`s alike) by inserting `sha256:` lines next to what they
+//! pin, so comments and layout survive, and the commits of a function config's Git sources
+//! ([`super::lock_git`]); and check every digest, one line per runtime, failing on any
+//! mismatch — the CI gate.
 
 use std::path::{Path, PathBuf};
 
+use super::edit::{Locked, expand_scalar, insert_sibling_where};
 use super::{EditProof, RegistryCheck, RuntimeError};
 use crate::catalog::kep::{self, Runtime};
 use crate::remote::Remote;
@@ -246,7 +249,8 @@ fn kep_files(root: &Path) -> Result<Vec<PathBuf>, RuntimeError> {
                 stack.push(path);
             } else if kind.is_file() && yaml {
                 let text = fs_err::read_to_string(&path)?;
-                if text.contains("krmFunctions") {
+                // KEP catalogs and KRMFunctionDefinitions (one function each).
+                if text.contains("krmFunctions") || text.contains(kep::DEFINITION_KIND) {
                     files.push(path);
                 }
             }
@@ -268,137 +272,173 @@ pub fn catalog_root(path: &Path) -> PathBuf {
     }
 }
 
-/// Replace `file` with `text` atomically, never writing through a link: the new content goes
-/// to a temporary file created exclusively (`O_EXCL`, a random name, so nothing planted at a
-/// predictable path is followed) in the same directory, then renamed over `file`. A `file`
-/// that is itself a symbolic link is refused: renaming over it would silently turn a link
-/// into a copy, and writing through it would edit a file outside the catalog.
-fn replace_file(file: &Path, text: &str) -> Result<(), RuntimeError> {
-    let meta = fs_err::symlink_metadata(file)?;
-    if meta.file_type().is_symlink() {
-        let target =
-            fs_err::read_link(file).map_or_else(|_| "?".to_owned(), |t| t.display().to_string());
-        return Err(RuntimeError::Symlink {
-            file: file.display().to_string(),
-            target,
-        });
-    }
-    if !meta.is_file() {
-        return Err(RuntimeError::NotAFile(file.display().to_string()));
-    }
-    let dir = match file.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
+/// The functions of a KEP catalog document or a `KRMFunctionDefinition`, `None` for another
+/// document.
+fn kep_functions(doc: &serde_json::Value) -> Option<Result<Vec<kep::Function>, String>> {
+    let problems = |p: Vec<crate::strict::Problem>| {
+        let list: Vec<String> = p.iter().map(ToString::to_string).collect();
+        list.join("; ")
     };
-    let name = file
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let (tmp, mut out) = create_exclusive(&dir, &name)?;
-    let result = (|| {
-        use std::io::Write as _;
-        out.write_all(text.as_bytes())?;
-        out.sync_all()?;
-        drop(out);
-        // The lock changes the content, not who may read it.
-        fs_err::set_permissions(&tmp, meta.permissions())?;
-        fs_err::rename(&tmp, file)
-    })();
-    result.map_err(|e| {
-        let _ = fs_err::remove_file(&tmp);
-        e.into()
-    })
+    if kep::is_kep_catalog(doc) {
+        Some(kep::parse(doc).map(|(_, f)| f).map_err(problems))
+    } else if kep::is_function_definition(doc) {
+        Some(
+            kep::parse_definition(doc)
+                .map(|(_, f)| vec![f])
+                .map_err(problems),
+        )
+    } else {
+        None
+    }
 }
 
-/// A new file `.<name>.<random>.lock-tmp` in `dir`, created with `O_EXCL` (`create_new`), so
-/// an existing file or link at that path is an error, never opened.
-fn create_exclusive(dir: &Path, name: &str) -> Result<(PathBuf, fs_err::File), RuntimeError> {
-    super::create_with_random_name(
-        |random| dir.join(format!(".{name}.{random:016x}.lock-tmp")),
-        |tmp| {
-            fs_err::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(tmp)
-        },
-    )
-    .map_err(|e| match e {
-        super::Unnamed::Failed(e) => e.into(),
-        // fs_err's message names the file.
-        super::Unnamed::Taken(_, e) => RuntimeError::TempFile(e.to_string()),
-    })
+/// The edits of one file so far.
+struct FileEdit<'a> {
+    file: &'a Path,
+    text: String,
+    /// Lines added so far, all in this or earlier documents: where a document starts now.
+    added: usize,
 }
 
-/// Fill in missing digests in the catalog at `root` (a directory or file). Returns one line per
-/// digest written; files are rewritten only when something changed.
-pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<String>, RuntimeError> {
-    let mut written = Vec::new();
+/// Fill in missing pins at `root`: in a catalog (a directory or file), the digests of its
+/// runtimes (KEP catalogs and `KRMFunctionDefinition`s); in a function config file, the
+/// commits of its Git sources ([`super::lock_git`]). Every edit is made and proven before any
+/// file is written, so an error writes nothing. Returns one line per pin written or found.
+pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<Locked>, RuntimeError> {
+    let mut report = Vec::new();
+    let mut writes = Vec::new();
     let catalog_root = catalog_root(root);
+    let locked = |report: &[Locked]| report.iter().filter(|l| l.status == "locked").count();
     for file in kep_files(root)? {
         let original = fs_err::read_to_string(&file)?;
         let docs = crate::yaml::parse_stream(&original).map_err(|e| at(&file, e))?;
-        let mut text = original.clone();
-        // Lines added so far, all in this or earlier documents: where `doc` starts now.
-        let mut added = 0;
-        for doc in docs.iter().filter(|d| kep::is_kep_catalog(&d.value)) {
-            let from = (doc.line + added).saturating_sub(1);
-            let (_, functions) = kep::parse(&doc.value).map_err(|p| {
-                let list: Vec<String> = p.iter().map(ToString::to_string).collect();
-                at(&file, list.join("; "))
-            })?;
-            for function in &functions {
-                for runtime in function.versions.iter().flat_map(|v| v.runtime.parts()) {
-                    match runtime {
-                        Runtime::Container {
-                            image,
-                            sha256: None,
-                            ..
-                        } if !image.contains("@sha256:") => {
-                            let parsed = super::image::ImageRef::parse(image)?;
-                            let digest = remote.net_manifest_digest(&parsed.tagged())?;
-                            let hex = digest.trim_start_matches("sha256:").to_owned();
-                            text = insert_sibling_from(&text, from, "image", image, "sha256", &hex)
-                                .ok_or_else(|| not_in_block_style(&file, "image", image))?;
-                            added += 1;
-                            written.push(format!("{}: {image} → sha256:{hex}", file.display()));
-                        }
-                        Runtime::Exec { platforms } => {
-                            for p in platforms.iter().filter(|p| p.sha256.is_none()) {
-                                let bytes =
-                                    super::exec::fetch(&p.uri, remote, Some(&catalog_root))?;
-                                let hex = sha256_hex(&bytes);
-                                text =
-                                    insert_sibling_from(&text, from, "uri", &p.uri, "sha256", &hex)
-                                        .ok_or_else(|| not_in_block_style(&file, "uri", &p.uri))?;
-                                added += 1;
-                                written.push(format!(
-                                    "{}: {} → sha256:{hex}",
-                                    file.display(),
-                                    p.uri
-                                ));
-                            }
-                        }
-                        _ => {}
-                    }
-                }
+        let mut edit = FileEdit {
+            file: &file,
+            text: original.clone(),
+            added: 0,
+        };
+        let before = locked(&report);
+        let mut git = false;
+        for doc in &docs {
+            let from = (doc.line + edit.added).saturating_sub(1);
+            if let Some(functions) = kep_functions(&doc.value) {
+                let functions = functions.map_err(|p| at(&file, p))?;
+                lock_runtimes(&functions, from, &mut edit, remote, &catalog_root, &mut report)?;
+            } else if let Some(config) = super::lock_git::config_of(&doc.value) {
+                let pins = locked(&report);
+                edit.added += super::lock_git::lock(
+                    &file,
+                    &config,
+                    &mut edit.text,
+                    from,
+                    remote,
+                    &mut report,
+                )?;
+                git |= locked(&report) > pins;
             }
         }
-        if text != original {
+        if edit.text != original {
             // Prove the edit before writing: the file must still parse to the same documents
-            // plus the new digests.
-            let edited =
-                crate::yaml::parse_stream(&text).map_err(|e| RuntimeError::LockedUnparsable {
+            // plus the new pins.
+            let edited = crate::yaml::parse_stream(&edit.text).map_err(|e| {
+                RuntimeError::LockedUnparsable {
                     file: file.display().to_string(),
                     reason: e.to_string(),
-                })?;
-            prove_edit(&docs, &edited, added).map_err(|reason| RuntimeError::Unproven {
-                file: file.display().to_string(),
-                reason,
+                }
             })?;
-            replace_file(&file, &text)?;
+            prove_edit(&docs, &edited, locked(&report) - before, git).map_err(|reason| {
+                RuntimeError::Unproven {
+                    file: file.display().to_string(),
+                    reason,
+                }
+            })?;
+            super::edit::check_writable(&file)?;
+            writes.push((file.clone(), edit.text));
         }
     }
-    Ok(written)
+    for (file, text) in writes {
+        super::edit::replace_file(&file, &text)?;
+    }
+    Ok(report)
+}
+
+/// Pin the runtimes of one KEP document (lines from `from` on): image digests from their
+/// registry, exec binaries and Starlark scripts from a URL by the sha256 of their download.
+/// A Starlark `path` is left alone: a file of the catalog, trusted as the catalog is.
+fn lock_runtimes(
+    functions: &[kep::Function],
+    from: usize,
+    edit: &mut FileEdit<'_>,
+    remote: &Remote,
+    catalog_root: &Path,
+    report: &mut Vec<Locked>,
+) -> Result<(), RuntimeError> {
+    let file = edit.file;
+    let pin = |edit: &mut FileEdit<'_>,
+                   report: &mut Vec<Locked>,
+                   key: &'static str,
+                   value: &str,
+                   hex: &str|
+     -> Result<(), RuntimeError> {
+        edit.text = insert_sibling_where(&edit.text, from, key, value, "sha256", hex, |_| true)
+            .ok_or_else(|| not_in_block_style(file, key, value))?;
+        edit.added += 1;
+        report.push(Locked::locked(format!(
+            "{}: {value} → sha256:{hex}",
+            file.display()
+        )));
+        Ok(())
+    };
+    for function in functions {
+        for runtime in function.versions.iter().flat_map(|v| v.runtime.parts()) {
+            match runtime {
+                Runtime::Container {
+                    image,
+                    sha256: None,
+                    ..
+                } if !image.contains("@sha256:") => {
+                    let parsed = super::image::ImageRef::parse(image)?;
+                    let digest = remote.net_manifest_digest(&parsed.tagged())?;
+                    let hex = digest.trim_start_matches("sha256:").to_owned();
+                    pin(edit, report, "image", image, &hex)?;
+                }
+                Runtime::Exec { platforms } => {
+                    for p in platforms.iter().filter(|p| p.sha256.is_none()) {
+                        let bytes = super::exec::fetch(&p.uri, remote, Some(catalog_root))?;
+                        pin(edit, report, "uri", &p.uri, &sha256_hex(&bytes))?;
+                    }
+                }
+                Runtime::Starlark {
+                    source,
+                    local: false,
+                    sha256: None,
+                } => {
+                    // The download a run makes (bounded, https or loopback http, `file://`
+                    // inside the catalog), and the text a run would accept.
+                    let bytes = super::exec::fetch(source, remote, Some(catalog_root))?;
+                    if std::str::from_utf8(&bytes).is_err() {
+                        return Err(RuntimeError::StarlarkNotUtf8(source.clone()));
+                    }
+                    let hex = sha256_hex(&bytes);
+                    // The KEP's URL string becomes `{url, sha256}`; `{url}` gains `sha256`.
+                    if let Some(text) = expand_scalar(
+                        &edit.text, from, "starlark", source, "url", "sha256", &hex,
+                    ) {
+                        edit.text = text;
+                        edit.added += 2;
+                        report.push(Locked::locked(format!(
+                            "{}: {source} → sha256:{hex}",
+                            file.display()
+                        )));
+                    } else {
+                        pin(edit, report, "url", source, &hex)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Something wrong at a path, said after it.
@@ -417,49 +457,108 @@ fn not_in_block_style(file: &Path, key: &'static str, value: &str) -> RuntimeErr
     }
 }
 
-/// The edited documents must be the original ones with exactly `added` new `sha256` keys and
-/// nothing else changed, and no runtime of theirs may still lack a pin: a text edit that
-/// landed elsewhere (the same `uri:` line in a template's block scalar) would otherwise
-/// change a template and report the runtime locked while it is not.
+/// The edited documents must be the original ones with exactly `added` new pins and nothing
+/// else changed, and nothing they pin may still lack its pin: a text edit that landed
+/// elsewhere (the same `uri:` line in a template's block scalar) would otherwise change a
+/// template and report the runtime locked while it is not. A pin is a `sha256` key beside
+/// `image`, `uri` or `url`; a `starlark` URL string turned into `{url: <it>, sha256}`; a
+/// `commit` key beside a Git source's `url` and `ref`; `&commit=<id>` added to an entry of
+/// a `catalogs` string list. `git`: whether Git sources were pinned (the message then says
+/// so).
 fn prove_edit(
     original: &[crate::yaml::Document],
     edited: &[crate::yaml::Document],
     added: usize,
+    git: bool,
 ) -> Result<(), EditProof> {
-    fn same_but_new_pins(
-        old: &serde_json::Value,
-        new: &serde_json::Value,
-        count: &mut usize,
-    ) -> bool {
-        use serde_json::Value;
+    use serde_json::Value;
+    fn commit_suffixes(new: &str) -> (String, usize) {
+        let mut rest = new;
+        let mut stripped = String::new();
+        let mut count = 0;
+        while let Some(i) = rest.find("&commit=") {
+            let after = &rest[i + "&commit=".len()..];
+            let id: String = after
+                .chars()
+                .take_while(char::is_ascii_alphanumeric)
+                .collect();
+            stripped.push_str(&rest[..i]);
+            if crate::catalog_ref::is_commit_id(&id) {
+                count += 1;
+            } else {
+                stripped.push_str("&commit=");
+                stripped.push_str(&id);
+            }
+            rest = &after[id.len()..];
+        }
+        stripped.push_str(rest);
+        (stripped, count)
+    }
+    fn same_but_new_pins(old: &Value, new: &Value, key: &str, count: &mut usize) -> bool {
         match (old, new) {
             (Value::Object(o), Value::Object(n)) => {
-                for key in n.keys() {
-                    if key == "sha256" && !o.contains_key(key) {
-                        *count += 1;
+                for k in n.keys().filter(|k| !o.contains_key(*k)) {
+                    let beside = |a: &str| o.contains_key(a);
+                    let pin = match k.as_str() {
+                        "sha256" => beside("image") || beside("uri") || beside("url"),
+                        "commit" => beside("url") && beside("ref"),
+                        _ => false,
+                    };
+                    if !pin {
+                        return false;
                     }
+                    *count += 1;
                 }
                 o.iter()
-                    .all(|(k, v)| n.get(k).is_some_and(|nv| same_but_new_pins(v, nv, count)))
-                    && n.keys().all(|k| o.contains_key(k) || k == "sha256")
+                    .all(|(k, v)| n.get(k).is_some_and(|nv| same_but_new_pins(v, nv, k, count)))
             }
             (Value::Array(o), Value::Array(n)) => {
-                o.len() == n.len() && o.iter().zip(n).all(|(a, b)| same_but_new_pins(a, b, count))
+                o.len() == n.len()
+                    && o.iter()
+                        .zip(n)
+                        .all(|(a, b)| same_but_new_pins(a, b, key, count))
+            }
+            (Value::String(url), Value::Object(n)) if key == "starlark" => {
+                let pinned = n.len() == 2
+                    && n.get("url") == Some(old)
+                    && n.get("sha256").is_some_and(Value::is_string)
+                    && !url.is_empty();
+                *count += usize::from(pinned);
+                pinned
+            }
+            (Value::String(o), Value::String(n)) if key == "catalogs" && o != n => {
+                let (stripped, pins) = commit_suffixes(n);
+                *count += pins;
+                stripped == *o
             }
             (a, b) => a == b,
         }
     }
+    let misplaced = if git {
+        EditProof::CommitMisplaced
+    } else {
+        EditProof::Misplaced
+    };
     let mut count = 0;
     let same = original.len() == edited.len()
         && original
             .iter()
             .zip(edited)
-            .all(|(a, b)| same_but_new_pins(&a.value, &b.value, &mut count));
+            .all(|(a, b)| same_but_new_pins(&a.value, &b.value, "", &mut count));
     if !same || count != added {
-        return Err(EditProof::Misplaced);
+        return Err(misplaced);
     }
-    for doc in edited.iter().filter(|d| kep::is_kep_catalog(&d.value)) {
-        let Ok((_, functions)) = kep::parse(&doc.value) else {
+    for doc in edited {
+        if let Some(config) = super::lock_git::config_of(&doc.value) {
+            if super::lock_git::still_unpinned(&config) {
+                return Err(EditProof::CommitMisplaced);
+            }
+            continue;
+        }
+        let Some(functions) = kep_functions(&doc.value) else {
+            continue;
+        };
+        let Ok(functions) = functions else {
             return Err(EditProof::NoLongerLoads);
         };
         let unpinned = functions
@@ -470,6 +569,7 @@ fn prove_edit(
                     sha256.is_none() && !image.contains("@sha256:")
                 }
                 Runtime::Exec { platforms } => platforms.iter().any(|p| p.sha256.is_none()),
+                Runtime::Starlark { local, sha256, .. } => !local && sha256.is_none(),
                 _ => false,
             });
         if unpinned {
@@ -479,125 +579,7 @@ fn prove_edit(
     Ok(())
 }
 
-/// After the first block-style `key: value` line whose mapping has no `new_key` yet, insert
-/// `new_key: new_value` at the same indentation.
-pub fn insert_sibling(
-    text: &str,
-    key: &str,
-    value: &str,
-    new_key: &str,
-    new_value: &str,
-) -> Option<String> {
-    insert_sibling_from(text, 0, key, value, new_key, new_value)
-}
-
-/// [`insert_sibling`], looking only at lines from index `from` (0-based) on: the document
-/// being locked, not the same text earlier in the file (a template, say).
-fn insert_sibling_from(
-    text: &str,
-    from: usize,
-    key: &str,
-    value: &str,
-    new_key: &str,
-    new_value: &str,
-) -> Option<String> {
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let key_of = |line: &str| -> Option<(usize, String, String)> {
-        let indent = line.len() - line.trim_start().len();
-        let body = line.trim();
-        let (col, body) = match body.strip_prefix("- ") {
-            Some(rest) => (indent + 2, rest),
-            None => (indent, body),
-        };
-        let (k, v) = body.split_once(':')?;
-        let v = v
-            .split(" #")
-            .next()
-            .unwrap_or("")
-            .trim()
-            .trim_matches(|c| c == '"' || c == '\'')
-            .to_owned();
-        Some((col, k.trim().to_owned(), v))
-    };
-    for (i, line) in lines.iter().enumerate().skip(from) {
-        let Some((col, k, v)) = key_of(line) else {
-            continue;
-        };
-        if k != key || v != value {
-            continue;
-        }
-        let sibling_has = |range: &mut dyn Iterator<Item = &&str>| {
-            for l in range {
-                if l.trim().is_empty() || l.trim_start().starts_with('#') {
-                    continue;
-                }
-                match key_of(l) {
-                    Some((c, k2, _)) if c == col && !l.trim_start().starts_with("- ") => {
-                        if k2 == new_key {
-                            return true;
-                        }
-                    }
-                    Some((c, k2, _)) if c == col => return k2 == new_key,
-                    _ => {
-                        let indent = l.len() - l.trim_start().len();
-                        if indent < col {
-                            return false;
-                        }
-                    }
-                }
-            }
-            false
-        };
-        let after_has = sibling_has(&mut lines[i + 1..].iter());
-        let before_has =
-            !line.trim_start().starts_with("- ") && sibling_has(&mut lines[..i].iter().rev());
-        if after_has || before_has {
-            continue;
-        }
-        let mut out: String = lines[..=i].concat();
-        if !out.ends_with('\n') {
-            out.push('\n');
-        }
-        out.push_str(&" ".repeat(col));
-        out.push_str(new_key);
-        out.push_str(": ");
-        out.push_str(new_value);
-        out.push('\n');
-        out.push_str(&lines[i + 1..].concat());
-        return Some(out);
-    }
-    None
-}
-
 /// Exit status of a verification: every check ok.
 pub fn all_ok(checks: &[Check]) -> bool {
     checks.iter().all(|c| c.status == "ok")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn inserts_a_sibling_and_keeps_comments() {
-        let text = "runtime:\n  container:\n    # the labeller\n    image: ghcr.io/acme/fn:v1 # pinned below\n    requireNetwork: false\n";
-        let out = insert_sibling(text, "image", "ghcr.io/acme/fn:v1", "sha256", "abc").unwrap();
-        assert_eq!(
-            out,
-            "runtime:\n  container:\n    # the labeller\n    image: ghcr.io/acme/fn:v1 # pinned below\n    sha256: abc\n    requireNetwork: false\n"
-        );
-        // Already pinned (before or after): nothing to do.
-        assert!(insert_sibling(&out, "image", "ghcr.io/acme/fn:v1", "sha256", "abc").is_none());
-        let list = "platforms:\n- bin: fn\n  os: linux\n  uri: https://x/fn\n- bin: fn\n  os: darwin\n  uri: https://x/fn-mac\n";
-        let out = insert_sibling(list, "uri", "https://x/fn-mac", "sha256", "def").unwrap();
-        assert!(
-            out.ends_with("  uri: https://x/fn-mac\n  sha256: def\n"),
-            "{out}"
-        );
-        let out2 = insert_sibling(&out, "uri", "https://x/fn", "sha256", "123").unwrap();
-        assert!(
-            out2.contains("  uri: https://x/fn\n  sha256: 123\n- bin: fn\n"),
-            "{out2}"
-        );
-    }
 }

@@ -2,15 +2,18 @@
 //! at. Everything is verified before use: images are pinned by digest (and, when asked, the tag
 //! is checked against the registry), binaries are hashed after download and cached.
 
+mod edit;
 mod error;
 pub mod exec;
 pub mod image;
 pub mod lock;
+mod lock_git;
 pub mod run;
 pub mod starlark;
 
 use crate::catalog::kep::Runtime;
 use crate::remote::Remote;
+pub use edit::Locked;
 pub use error::{EditProof, RegistryCheck, RuntimeError};
 use image::ImageRef;
 
