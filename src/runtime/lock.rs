@@ -472,27 +472,25 @@ fn prove_edit(
     git: bool,
 ) -> Result<(), EditProof> {
     use serde_json::Value;
-    fn commit_suffixes(new: &str) -> (String, usize) {
-        let mut rest = new;
-        let mut stripped = String::new();
-        let mut count = 0;
-        while let Some(i) = rest.find("&commit=") {
-            let after = &rest[i + "&commit=".len()..];
-            let id: String = after
-                .chars()
-                .take_while(char::is_ascii_alphanumeric)
-                .collect();
-            stripped.push_str(&rest[..i]);
-            if crate::catalog_ref::is_commit_id(&id) {
-                count += 1;
-            } else {
-                stripped.push_str("&commit=");
-                stripped.push_str(&id);
+    /// How many `&commit=<id>` `new` adds to `old`, with nothing else changed.
+    fn commits_added(old: &str, new: &str) -> Option<usize> {
+        let (old, new) = (old.as_bytes(), new.as_bytes());
+        let (mut i, mut j, mut count) = (0, 0, 0);
+        while j < new.len() {
+            if i < old.len() && old[i] == new[j] {
+                i += 1;
+                j += 1;
+                continue;
             }
-            rest = &after[id.len()..];
+            let rest = new[j..].strip_prefix(b"&commit=")?;
+            let id = rest.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+            if !crate::catalog_ref::is_commit_id(std::str::from_utf8(&rest[..id]).ok()?) {
+                return None;
+            }
+            j += "&commit=".len() + id;
+            count += 1;
         }
-        stripped.push_str(rest);
-        (stripped, count)
+        (i == old.len()).then_some(count)
     }
     fn same_but_new_pins(old: &Value, new: &Value, key: &str, count: &mut usize) -> bool {
         match (old, new) {
@@ -527,9 +525,9 @@ fn prove_edit(
                 pinned
             }
             (Value::String(o), Value::String(n)) if key == "catalogs" && o != n => {
-                let (stripped, pins) = commit_suffixes(n);
-                *count += pins;
-                stripped == *o
+                let added = commits_added(o, n);
+                *count += added.unwrap_or(0);
+                added.is_some()
             }
             (a, b) => a == b,
         }

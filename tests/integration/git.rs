@@ -444,3 +444,198 @@ fn issue12_git_over_https_with_a_private_ca() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_output(&out, &annotation(&url, &commit));
 }
+
+/// A function config file for `catalog lock`: comments and both layouts of a Git entry (the
+/// first in block style, the second a one-line flow mapping), trusting `trust`.
+fn lock_config(url: &str, trust: &str) -> String {
+    format!(
+        "# The platform's catalogs: `catalog lock` pins them.
+apiVersion: krm-catalog.dev/v1alpha1
+kind: ResolveCatalog
+metadata:
+  name: platform # the team's
+spec:
+  builtin: false
+  catalogs:
+  # the team catalog, by tag
+  - git:
+      url: \"{url}\"   # served on loopback
+      ref: v1
+      path: catalogs/team
+  - git: {{url: \"{url}\", ref: main, path: catalogs/team}}  # by branch
+  trustedCatalogs: [\"{trust}\"]
+"
+    )
+}
+
+const APP: &str = "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: RemoteApp\nmetadata:\n  name: demo\n";
+
+#[test]
+fn issue12_lock_writes_the_commit_over_git_daemon_and_smart_http() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    let commit = make_repo(http.root());
+    let daemon = GitDaemon::start(http.root());
+    for (url, trust) in [
+        (
+            daemon.url("repo"),
+            format!("git://127.0.0.1:{}/*", daemon.port),
+        ),
+        (http.url("repo"), http.url("*")),
+    ] {
+        let env = TestContext::new();
+        let original = lock_config(&url, &trust);
+        let file = env.write("fn.yaml", &original);
+        env.write("app.yaml", APP);
+        let render = ["render", "--fn-config", "fn.yaml", "-f", "app.yaml"];
+        let before = env.run(&render, "");
+        assert!(before.status.success(), "{url}: {}", stderr(&before));
+        assert!(
+            stderr(&before).contains(&format!("is not pinned: it resolved to commit {commit}")),
+            "{url}: {}",
+            stderr(&before)
+        );
+
+        let out = env.run(&["catalog", "lock", "fn.yaml"], "");
+        assert!(out.status.success(), "{url}: {}", stderr(&out));
+        for (i, reference) in ["v1", "main"].iter().enumerate() {
+            let line = format!(
+                "locked fn.yaml: spec.catalogs[{i}] git::{url}//catalogs/team?ref={reference} → commit {commit}\n"
+            )
+            .replace("git::git://", "git://");
+            assert!(stdout(&out).contains(&line), "{url}: {}", stdout(&out));
+        }
+        // Exactly the two pins were added; every other byte (comments, quotes, the flow
+        // mapping, the blank-free layout) is as it was.
+        let expected = original
+            .replace(
+                "      ref: v1\n",
+                &format!("      ref: v1\n      commit: {commit}\n"),
+            )
+            .replace(
+                "ref: main, path",
+                &format!("ref: main, commit: {commit}, path"),
+            );
+        assert_ne!(expected, original);
+        let locked = fs_err::read_to_string(&file).expect("read");
+        assert_eq!(locked, expected, "{url}");
+
+        // A second lock changes nothing and says the entries are pinned.
+        let out = env.run(&["catalog", "lock", "fn.yaml"], "");
+        assert!(out.status.success(), "{url}: {}", stderr(&out));
+        assert_eq!(fs_err::read(&file).expect("read"), expected.as_bytes());
+        assert!(
+            stdout(&out).contains("ok fn.yaml: spec.catalogs[1] ")
+                && stdout(&out).contains("fn.yaml: every runtime and Git catalog is already pinned"),
+            "{}",
+            stdout(&out)
+        );
+
+        // The locked config renders the same, without the warning.
+        let after = env.run(&render, "");
+        assert!(after.status.success(), "{url}: {}", stderr(&after));
+        assert_eq!(stdout(&after), stdout(&before), "{url}");
+        assert!(stdout(&after).contains(&annotation(&url, &commit)));
+        assert!(
+            !stderr(&after).contains("not pinned"),
+            "{url}: {}",
+            stderr(&after)
+        );
+    }
+}
+
+#[test]
+fn issue12_lock_refuses_an_untrusted_url_and_writes_nothing() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    make_repo(http.root());
+    let url = http.url("repo");
+    let env = TestContext::new();
+    // The first entry (file://, a local path) is trusted and resolves; the second is not
+    // trusted: the lock fails naming it, and the first pin is not written either.
+    let local = format!("file://{}", http.root().join("repo").display());
+    let original = lock_config(&url, "http://127.0.0.1:1/*").replacen(
+        &format!("url: \"{url}\"   #"),
+        &format!("url: \"{local}\"   #"),
+        1,
+    );
+    let file = env.write("fn.yaml", &original);
+    let out = env.run(&["catalog", "lock", "fn.yaml"], "");
+    assert_fails_with(
+        &out,
+        &format!(
+            "fn.yaml: spec.catalogs[1]: {url} is not trusted, so it is not fetched; review it with `krm-catalog catalog view 'git::{url}//catalogs/team?ref=main'`, then add {url} to spec.trustedCatalogs"
+        ),
+    );
+    assert_eq!(fs_err::read_to_string(&file).expect("read"), original);
+    assert_eq!(http.requests(), 0, "{}", http.log());
+    // The ConfigMap form names its own trust key.
+    let configmap = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\ndata:\n  catalogs: git::{url}?ref=v1\n"
+    );
+    let file = env.write("cm.yaml", &configmap);
+    let out = env.run(&["catalog", "lock", "cm.yaml"], "");
+    assert_fails_with(&out, "then add");
+    assert_fails_with(&out, "to data.trusted-catalogs");
+    assert_eq!(fs_err::read_to_string(&file).expect("read"), configmap);
+    // A link is not written through.
+    let target = env.write("real.yaml", lock_config(&local, "x"));
+    std::os::unix::fs::symlink(&target, env.path().join("link.yaml")).expect("symlink");
+    let out = env.run(&["catalog", "lock", "link.yaml"], "");
+    assert_fails_with(&out, "`catalog lock` does not write through links");
+    assert_eq!(
+        fs_err::read_to_string(&target).expect("read"),
+        lock_config(&local, "x")
+    );
+}
+
+#[test]
+fn issue12_lock_pins_the_string_form_of_a_configmap_in_a_resource_list() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    let commit = make_repo(http.root());
+    let url = http.url("repo");
+    let input = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- {}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: remote\n  data:\n    builtin: \"false\"\n    # kpt's key=value form\n    catalogs: \"git::{url}//catalogs/team?ref=v1, git::{url}//catalogs/team?ref=main&commit={commit}\"\n    trusted-catalogs: {}\n",
+        APP.replace('\n', "\n  ").trim_end(),
+        http.url("*")
+    );
+    let env = TestContext::new();
+    let file = env.write("input.yaml", &input);
+    let before = env.run(&[], &input);
+    assert_output(&before, "is not pinned");
+    let out = env.run(&["catalog", "lock", "input.yaml"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!(
+            "locked input.yaml: functionConfig.data.catalogs[0] git::{url}//catalogs/team?ref=v1 → commit {commit}"
+        )) && stdout(&out).contains("ok input.yaml: functionConfig.data.catalogs[1] "),
+        "{}",
+        stdout(&out)
+    );
+    let locked = fs_err::read_to_string(&file).expect("read");
+    assert_eq!(
+        locked,
+        input.replacen("?ref=v1,", &format!("?ref=v1&commit={commit},"), 1)
+    );
+    let after = env.run(&[], &locked);
+    assert!(after.status.success(), "{}", stderr(&after));
+    assert!(!stdout(&after).contains("not pinned"), "{}", stdout(&after));
+    assert_eq!(
+        stdout(&after),
+        stdout(&before)
+            .split("results:\n")
+            .next()
+            .unwrap_or_default()
+            .replace("?ref=v1,", &format!("?ref=v1&commit={commit},"))
+    );
+}
