@@ -303,3 +303,130 @@ fn issue12_starlark_catalog_verify_checks_the_script() {
         stdout(&out)
     );
 }
+
+/// `catalog lock` pins a Starlark script from a URL by the sha256 of its download (the KEP's
+/// URL string becomes `{url, sha256}`, `{url}` gains `sha256`), leaves a `path` alone (a file
+/// of the catalog, trusted as the catalog is), and keeps everything else byte for byte.
+#[test]
+fn issue12_starlark_lock_fills_the_sha256_of_url_scripts() {
+    let case = test_name!();
+    if !have("python3", case) || !have("openssl", case) {
+        return;
+    }
+    let tls = tls();
+    let server = Server::start(Some(&tls), None);
+    server.put("set-labels.star", SET_LABELS.as_bytes());
+    server.put("check.star", CHECK_OWNER.as_bytes());
+    let url = server.url("set-labels.star");
+    let check = server.url("check.star");
+    let hex = sha256_hex(SET_LABELS.as_bytes());
+    let check_hex = sha256_hex(CHECK_OWNER.as_bytes());
+    let pkg = TestContext::new().with_ca(&tls.ca);
+    let original = format!(
+        "{}  # the owner check\n  - group: fn.acme.dev\n    names:\n      kind: CheckOwner\n    versions:\n    - name: v1\n      runtime:\n        starlark:\n          url: {check} # by URL\n  - group: fn.acme.dev\n    names:\n      kind: Local\n    versions:\n    - name: v1\n      runtime:\n        starlark: {{path: local.star}}\n",
+        catalog(&format!("{url} # the KEP's form"))
+    );
+    let file = pkg.write("catalog.yaml", &original);
+    pkg.write("local.star", SET_LABELS);
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+
+    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "locked catalog.yaml: {url} → sha256:{hex}\nlocked catalog.yaml: {check} → sha256:{check_hex}\n"
+        )
+    );
+    let expected = original
+        .replace(
+            &format!("        starlark: {url} # the KEP's form\n"),
+            &format!(
+                "        starlark: # the KEP's form\n          url: {url}\n          sha256: {hex}\n"
+            ),
+        )
+        .replace(
+            &format!("          url: {check} # by URL\n"),
+            &format!("          url: {check} # by URL\n          sha256: {check_hex}\n"),
+        );
+    assert_ne!(expected, original);
+    assert_eq!(fs_err::read_to_string(&file).expect("read"), expected);
+    // Now it verifies, runs, and a second lock changes nothing.
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("3 runtimes checked, 0 not ok"), "{}", stdout(&out));
+    let out = run_mode(&pkg);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("message: labelled 1 items"));
+    let out = pkg.run(&["catalog", "lock", "catalog.yaml"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("already pinned"), "{}", stdout(&out));
+    assert_eq!(fs_err::read_to_string(&file).expect("read"), expected);
+    // A script that cannot be downloaded fails the lock, and nothing is written.
+    let missing = server.url("missing.star");
+    let broken = catalog(&missing);
+    let file = pkg.write("broken.yaml", &broken);
+    let out = pkg.run(&["catalog", "lock", "broken.yaml"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stderr(&out).contains(&missing), "{}", stderr(&out));
+    assert_eq!(fs_err::read_to_string(&file).expect("read"), broken);
+}
+
+/// KEP-2985's `KRMFunctionDefinition` (one function per document) is locked and verified
+/// like a catalog's functions: in a catalog directory, beside a catalog document.
+#[test]
+fn issue12_lock_and_verify_krm_function_definitions() {
+    let case = test_name!();
+    if !have("python3", case) || !have("openssl", case) {
+        return;
+    }
+    let tls = tls();
+    let server = Server::start(Some(&tls), None);
+    server.put("set-labels.star", SET_LABELS.as_bytes());
+    let url = server.url("set-labels.star");
+    let hex = sha256_hex(SET_LABELS.as_bytes());
+    let pkg = TestContext::new().with_ca(&tls.ca);
+    let definition = format!(
+        "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionDefinition\nmetadata:\n  name: set-labels\nspec:\n  group: fn.acme.dev\n  names:\n    kind: SetLabels\n  versions:\n  - name: v1\n    runtime:\n      starlark:\n        url: {url}\n---\napiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionDefinition\nmetadata:\n  name: echo\nspec:\n  group: fn.acme.dev\n  names:\n    kind: Echo\n  versions:\n  - name: v1\n    runtime:\n      exec:\n        platforms:\n        - bin: echo.sh\n          os: linux\n          arch: amd64\n          uri: file://bin/echo.sh\n"
+    );
+    let file = pkg.write("catalog/definitions.yaml", &definition);
+    pkg.write("catalog/bin/echo.sh", "#!/bin/sh\ncat\n");
+    let echo_hex = sha256_hex(b"#!/bin/sh\ncat\n");
+    let out = pkg.run(&["catalog", "verify", "catalog"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("UNPINNED fn.acme.dev/v1/SetLabels  starlark")
+            && stdout(&out).contains("UNPINNED fn.acme.dev/v1/Echo (linux/amd64)  exec file://bin/echo.sh"),
+        "{}",
+        stdout(&out)
+    );
+    let out = pkg.run(&["catalog", "lock", "catalog"], "");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let locked = fs_err::read_to_string(&file).expect("read");
+    assert_eq!(
+        locked,
+        definition
+            .replace(
+                &format!("        url: {url}\n"),
+                &format!("        url: {url}\n        sha256: {hex}\n")
+            )
+            .replace(
+                "          uri: file://bin/echo.sh\n",
+                &format!("          uri: file://bin/echo.sh\n          sha256: {echo_hex}\n")
+            )
+    );
+    let out = pkg.run(&["catalog", "verify", "catalog"], "");
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("ok       fn.acme.dev/v1/SetLabels  starlark {url} sha256:{hex}"))
+            && stdout(&out).contains("2 runtimes checked, 0 not ok"),
+        "{}",
+        stdout(&out)
+    );
+    // A changed script is a mismatch.
+    server.put("set-labels.star", CHECK_OWNER.as_bytes());
+    let out = pkg.run(&["catalog", "verify", "catalog"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(stdout(&out).contains("MISMATCH fn.acme.dev/v1/SetLabels  starlark"), "{}", stdout(&out));
+}
