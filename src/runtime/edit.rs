@@ -1,7 +1,7 @@
 //! Text edits of `catalog lock`: a line inserted beside a `key: value` line of a block
 //! mapping (or a pin added inside a one-line flow mapping), so comments and layout of the rest
 //! of the file stay byte for byte; and the atomic replacement of the file. The caller proves
-//! each edit by parsing the result ([`super::lock`]).
+//! each edit by parsing the result (`lock::prove_edit`).
 
 use std::path::{Path, PathBuf};
 
@@ -17,7 +17,7 @@ pub struct Locked {
 }
 
 impl Locked {
-    pub(super) fn locked(detail: String) -> Self {
+    pub(super) fn written(detail: String) -> Self {
         Self {
             status: "locked",
             detail,
@@ -178,8 +178,13 @@ pub(super) fn expand_scalar(
         out.push_str(comment);
         out.push('\n');
         let inner = " ".repeat(col + 2);
-        out.push_str(&format!("{inner}{value_key}: {}\n", written.trim()));
-        out.push_str(&format!("{inner}{new_key}: {new_value}\n"));
+        for (k, v) in [(value_key, written.trim()), (new_key, new_value)] {
+            out.push_str(&inner);
+            out.push_str(k);
+            out.push_str(": ");
+            out.push_str(v);
+            out.push('\n');
+        }
         out.push_str(&lines[i + 1..].concat());
         return Some(out);
     }
@@ -292,7 +297,13 @@ fn create_exclusive(dir: &Path, name: &str) -> Result<(PathBuf, fs_err::File), R
 mod tests {
     use super::*;
 
-    fn insert_sibling(text: &str, key: &str, value: &str, new_key: &str, new: &str) -> Option<String> {
+    fn insert_sibling(
+        text: &str,
+        key: &str,
+        value: &str,
+        new_key: &str,
+        new: &str,
+    ) -> Option<String> {
         insert_sibling_where(text, 0, key, value, new_key, new, |_| true)
     }
 
@@ -346,8 +357,16 @@ mod tests {
     #[test]
     fn expands_a_scalar_into_a_mapping() {
         let text = "runtime:\n  starlark: \"https://h/x.star\" # the KEP's form\nnext: 1\n";
-        let out = expand_scalar(text, 0, "starlark", "https://h/x.star", "url", "sha256", "ab")
-            .unwrap();
+        let out = expand_scalar(
+            text,
+            0,
+            "starlark",
+            "https://h/x.star",
+            "url",
+            "sha256",
+            "ab",
+        )
+        .unwrap();
         assert_eq!(
             out,
             "runtime:\n  starlark: # the KEP's form\n    url: \"https://h/x.star\"\n    sha256: ab\nnext: 1\n"

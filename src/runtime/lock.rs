@@ -275,17 +275,17 @@ pub fn catalog_root(path: &Path) -> PathBuf {
 /// The functions of a KEP catalog document or a `KRMFunctionDefinition`, `None` for another
 /// document.
 fn kep_functions(doc: &serde_json::Value) -> Option<Result<Vec<kep::Function>, String>> {
-    let problems = |p: Vec<crate::strict::Problem>| {
-        let list: Vec<String> = p.iter().map(ToString::to_string).collect();
+    fn problems<T: std::fmt::Display>(list: &[T]) -> String {
+        let list: Vec<String> = list.iter().map(ToString::to_string).collect();
         list.join("; ")
-    };
+    }
     if kep::is_kep_catalog(doc) {
-        Some(kep::parse(doc).map(|(_, f)| f).map_err(problems))
+        Some(kep::parse(doc).map(|(_, f)| f).map_err(|p| problems(&p)))
     } else if kep::is_function_definition(doc) {
         Some(
             kep::parse_definition(doc)
                 .map(|(_, f)| vec![f])
-                .map_err(problems),
+                .map_err(|p| problems(&p)),
         )
     } else {
         None
@@ -323,7 +323,14 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<Locked>, RuntimeError> {
             let from = (doc.line + edit.added).saturating_sub(1);
             if let Some(functions) = kep_functions(&doc.value) {
                 let functions = functions.map_err(|p| at(&file, p))?;
-                lock_runtimes(&functions, from, &mut edit, remote, &catalog_root, &mut report)?;
+                lock_runtimes(
+                    &functions,
+                    from,
+                    &mut edit,
+                    remote,
+                    &catalog_root,
+                    &mut report,
+                )?;
             } else if let Some(config) = super::lock_git::config_of(&doc.value) {
                 let pins = locked(&report);
                 edit.added += super::lock_git::lock(
@@ -375,15 +382,15 @@ fn lock_runtimes(
 ) -> Result<(), RuntimeError> {
     let file = edit.file;
     let pin = |edit: &mut FileEdit<'_>,
-                   report: &mut Vec<Locked>,
-                   key: &'static str,
-                   value: &str,
-                   hex: &str|
+               report: &mut Vec<Locked>,
+               key: &'static str,
+               value: &str,
+               hex: &str|
      -> Result<(), RuntimeError> {
         edit.text = insert_sibling_where(&edit.text, from, key, value, "sha256", hex, |_| true)
             .ok_or_else(|| not_in_block_style(file, key, value))?;
         edit.added += 1;
-        report.push(Locked::locked(format!(
+        report.push(Locked::written(format!(
             "{}: {value} → sha256:{hex}",
             file.display()
         )));
@@ -421,12 +428,12 @@ fn lock_runtimes(
                     }
                     let hex = sha256_hex(&bytes);
                     // The KEP's URL string becomes `{url, sha256}`; `{url}` gains `sha256`.
-                    if let Some(text) = expand_scalar(
-                        &edit.text, from, "starlark", source, "url", "sha256", &hex,
-                    ) {
+                    if let Some(text) =
+                        expand_scalar(&edit.text, from, "starlark", source, "url", "sha256", &hex)
+                    {
                         edit.text = text;
                         edit.added += 2;
-                        report.push(Locked::locked(format!(
+                        report.push(Locked::written(format!(
                             "{}: {source} → sha256:{hex}",
                             file.display()
                         )));
@@ -507,8 +514,10 @@ fn prove_edit(
                     }
                     *count += 1;
                 }
-                o.iter()
-                    .all(|(k, v)| n.get(k).is_some_and(|nv| same_but_new_pins(v, nv, k, count)))
+                o.iter().all(|(k, v)| {
+                    n.get(k)
+                        .is_some_and(|nv| same_but_new_pins(v, nv, k, count))
+                })
             }
             (Value::Array(o), Value::Array(n)) => {
                 o.len() == n.len()

@@ -48,8 +48,14 @@ pub(super) fn config_of(doc: &Value) -> Option<Config<'_>> {
     })
 }
 
-/// The Git sources of a config, each with its field path; `Err` with the config's problems.
-fn git_sources(config: &Config<'_>) -> Result<(Vec<(String, GitRef)>, Vec<String>), String> {
+/// The Git sources of a config, each with its field path, and its trust list.
+struct Sources {
+    git: Vec<(String, GitRef)>,
+    trusted: Vec<String>,
+}
+
+/// The [`Sources`] of a config; `Err` with the config's problems.
+fn git_sources(config: &Config<'_>) -> Result<Sources, String> {
     let parsed = config::parse(Some(config.value));
     if !parsed.problems.is_empty() {
         let list: Vec<String> = parsed
@@ -59,7 +65,7 @@ fn git_sources(config: &Config<'_>) -> Result<(Vec<(String, GitRef)>, Vec<String
             .collect();
         return Err(list.join("; "));
     }
-    let sources = parsed
+    let git = parsed
         .settings
         .catalogs
         .into_iter()
@@ -68,13 +74,16 @@ fn git_sources(config: &Config<'_>) -> Result<(Vec<(String, GitRef)>, Vec<String
             _ => None,
         })
         .collect();
-    Ok((sources, parsed.settings.trusted_catalogs))
+    Ok(Sources {
+        git,
+        trusted: parsed.settings.trusted_catalogs,
+    })
 }
 
 /// Whether a Git source of the (edited) config is still without a pin.
 pub(super) fn still_unpinned(config: &Config<'_>) -> bool {
     match git_sources(config) {
-        Ok((sources, _)) => sources.iter().any(|(_, g)| g.pin().is_none()),
+        Ok(sources) => sources.git.iter().any(|(_, g)| g.pin().is_none()),
         Err(_) => true,
     }
 }
@@ -89,14 +98,14 @@ pub(super) fn lock(
     remote: &Remote,
     report: &mut Vec<Locked>,
 ) -> Result<usize, RuntimeError> {
-    let (sources, trusted) = git_sources(config).map_err(|problems| RuntimeError::At {
+    let Sources { git, trusted } = git_sources(config).map_err(|problems| RuntimeError::At {
         path: file.display().to_string(),
         reason: format!(
             "the function config has problems (fix them first; nothing was written): {problems}"
         ),
     })?;
     let mut added = 0;
-    for (field, source) in sources {
+    for (field, source) in git {
         if source.pin().is_some() {
             report.push(Locked::ok(format!(
                 "{}: {field} {source} (pinned)",
@@ -141,7 +150,7 @@ pub(super) fn lock(
         };
         *text = new_text;
         added += lines;
-        report.push(Locked::locked(format!(
+        report.push(Locked::written(format!(
             "{}: {field} {source} → commit {commit}",
             file.display()
         )));
@@ -204,9 +213,7 @@ fn written_entry(config: &Config<'_>, source: &GitRef) -> Option<String> {
     let list = config.value.pointer("/data/catalogs")?.as_str()?;
     list.split(',')
         .map(str::trim)
-        .find(|piece| {
-            matches!(piece.parse::<CatalogRef>(), Ok(CatalogRef::Git(g)) if g == *source)
-        })
+        .find(|piece| matches!(piece.parse::<CatalogRef>(), Ok(CatalogRef::Git(g)) if g == *source))
         .map(str::to_owned)
 }
 
@@ -227,7 +234,10 @@ fn insert_commit_in_string(
             let before = line[..begin].chars().next_back();
             let after = line[end..].chars().next();
             matches!(before, None | Some(',' | ' ' | '\t' | '"' | '\'' | ':'))
-                && matches!(after, None | Some(',' | ' ' | '\t' | '"' | '\'' | '\n' | '\r'))
+                && matches!(
+                    after,
+                    None | Some(',' | ' ' | '\t' | '"' | '\'' | '\n' | '\r')
+                )
         },
     )?;
     Some((out, 0))

@@ -468,7 +468,8 @@ spec:
     )
 }
 
-const APP: &str = "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: RemoteApp\nmetadata:\n  name: demo\n";
+const APP: &str =
+    "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: RemoteApp\nmetadata:\n  name: demo\n";
 
 #[test]
 fn issue12_lock_writes_the_commit_over_git_daemon_and_smart_http() {
@@ -529,7 +530,8 @@ fn issue12_lock_writes_the_commit_over_git_daemon_and_smart_http() {
         assert_eq!(fs_err::read(&file).expect("read"), expected.as_bytes());
         assert!(
             stdout(&out).contains("ok fn.yaml: spec.catalogs[1] ")
-                && stdout(&out).contains("fn.yaml: every runtime and Git catalog is already pinned"),
+                && stdout(&out)
+                    .contains("fn.yaml: every runtime and Git catalog is already pinned"),
             "{}",
             stdout(&out)
         );

@@ -355,7 +355,11 @@ fn issue12_starlark_lock_fills_the_sha256_of_url_scripts() {
     // Now it verifies, runs, and a second lock changes nothing.
     let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
-    assert!(stdout(&out).contains("3 runtimes checked, 0 not ok"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("3 runtimes checked, 0 not ok"),
+        "{}",
+        stdout(&out)
+    );
     let out = run_mode(&pkg);
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     assert!(stdout(&out).contains("message: labelled 1 items"));
@@ -397,7 +401,8 @@ fn issue12_lock_and_verify_krm_function_definitions() {
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert!(
         stdout(&out).contains("UNPINNED fn.acme.dev/v1/SetLabels  starlark")
-            && stdout(&out).contains("UNPINNED fn.acme.dev/v1/Echo (linux/amd64)  exec file://bin/echo.sh"),
+            && stdout(&out)
+                .contains("UNPINNED fn.acme.dev/v1/Echo (linux/amd64)  exec file://bin/echo.sh"),
         "{}",
         stdout(&out)
     );
@@ -419,8 +424,9 @@ fn issue12_lock_and_verify_krm_function_definitions() {
     let out = pkg.run(&["catalog", "verify", "catalog"], "");
     assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
     assert!(
-        stdout(&out).contains(&format!("ok       fn.acme.dev/v1/SetLabels  starlark {url} sha256:{hex}"))
-            && stdout(&out).contains("2 runtimes checked, 0 not ok"),
+        stdout(&out).contains(&format!(
+            "ok       fn.acme.dev/v1/SetLabels  starlark {url} sha256:{hex}"
+        )) && stdout(&out).contains("2 runtimes checked, 0 not ok"),
         "{}",
         stdout(&out)
     );
@@ -428,5 +434,9 @@ fn issue12_lock_and_verify_krm_function_definitions() {
     server.put("set-labels.star", CHECK_OWNER.as_bytes());
     let out = pkg.run(&["catalog", "verify", "catalog"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    assert!(stdout(&out).contains("MISMATCH fn.acme.dev/v1/SetLabels  starlark"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("MISMATCH fn.acme.dev/v1/SetLabels  starlark"),
+        "{}",
+        stdout(&out)
+    );
 }
