@@ -579,6 +579,16 @@ fn http_options(
     Ok(options)
 }
 
+/// Whether a credential request is for an `https://` URL. gix's HTTP transport asks with the
+/// `url` alone (no `protocol` field), so the scheme is read from whichever is given.
+fn is_https(ctx: &gix::credentials::protocol::Context) -> bool {
+    ctx.protocol.as_deref() == Some("https")
+        || ctx
+            .url
+            .as_ref()
+            .is_some_and(|url| url.starts_with(b"https://"))
+}
+
 /// The `KRM_CATALOG_GIT_TOKEN` for an HTTPS server that asks, and nothing else: no helper
 /// program, no prompt.
 fn credentials(
@@ -587,7 +597,7 @@ fn credentials(
 ) -> Option<gix::credentials::protocol::Outcome> {
     use gix::credentials::helper::{Action, NextAction};
     match (action, token) {
-        (Action::Get(ctx), Some(token)) if ctx.protocol.as_deref() == Some("https") => {
+        (Action::Get(ctx), Some(token)) if is_https(&ctx) => {
             Some(gix::credentials::protocol::Outcome {
                 identity: gix::sec::identity::Account {
                     username: "x-access-token".to_owned(),

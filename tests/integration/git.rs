@@ -641,3 +641,115 @@ fn issue12_lock_pins_the_string_form_of_a_configmap_in_a_resource_list() {
             .replace("?ref=v1,", &format!("?ref=v1&commit={commit},"))
     );
 }
+
+/// The token `tests/support/git_http_server.py` wants for `/private/…`.
+const TOKEN: &str = "s3cret-test-token";
+
+/// Credentials come only from `KRM_CATALOG_GIT_TOKEN`, and the repository is opened isolated
+/// from the user's Git configuration: a credential helper there that would answer with the
+/// right password is not asked, and a URL rewrite there is not applied.
+#[test]
+fn issue12_git_credentials_only_from_the_token_and_no_user_git_config() {
+    let test = test_name!();
+    if !tools(test) || !have("openssl", test) {
+        return;
+    }
+    let tls = tls();
+    let https = Server::git_http(Some(&tls));
+    let commit = make_repo(https.root());
+    let public = https.url("repo");
+    let private = https.url("private/repo");
+    let env = TestContext::new().with_ca(&tls.ca);
+    let home = env.mkdir("home");
+    let config = format!(
+        "[credential]\n\thelper = \"!f() {{ echo username=x-access-token; echo password={TOKEN}; }}; f\"\n[url \"http://127.0.0.1:1/\"]\n\tinsteadOf = {public}\n"
+    );
+    env.write("home/.gitconfig", &config);
+    env.write("home/.config/git/config", &config);
+    let env = env
+        .with_env("HOME", &home.to_string_lossy())
+        .with_env("XDG_CONFIG_HOME", &home.join(".config").to_string_lossy())
+        .with_env(
+            "GIT_CONFIG_GLOBAL",
+            &home.join(".gitconfig").to_string_lossy(),
+        );
+    let trust = https.url("*");
+    let out = env.run(
+        &[],
+        &resource_list(&entry(&public, "ref: v1, "), &[&trust], ""),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output(&out, &annotation(&public, &commit));
+    let input = resource_list(&entry(&private, "ref: v1, "), &[&trust], "");
+    let out = env.run(&[], &input);
+    assert_fails_with(&out, &format!("cannot fetch v1 from {private}"));
+    let out = env.run_with(&[], &input, &[("KRM_CATALOG_GIT_TOKEN", "wrong")]);
+    assert_fails_with(&out, &format!("cannot fetch v1 from {private}"));
+    let out = env.run_with(&[], &input, &[("KRM_CATALOG_GIT_TOKEN", TOKEN)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output(&out, &annotation(&private, &commit));
+    assert!(
+        !stdout(&out).contains(TOKEN) && !stderr(&out).contains(TOKEN),
+        "the token was printed"
+    );
+}
+
+/// The tree of a commit is read with the bundle bounds (one file, all files, entries, depth),
+/// and a `file://` repository is opened in place: no `git` program is needed.
+#[test]
+fn issue12_git_tree_read_obeys_the_bundle_limits_and_file_urls_need_no_git() {
+    let test = test_name!();
+    if !have("git", test) {
+        return;
+    }
+    let env = TestContext::new();
+    let base = env.mkdir("repos");
+    let commit = make_repo(&base);
+    let dir = base.join("repo");
+    let url = format!("file://{}", dir.display());
+    let input =
+        |reference: &str| resource_list(&entry(&url, &format!("ref: {reference}, ")), &[], "");
+    let out = env.run_with(&[], &input("v1"), &[("PATH", "/nonexistent")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output(&out, &annotation(&url, &commit));
+    let out = env.run_with(
+        &[],
+        &input("v1"),
+        &[("KRM_CATALOG_MAX_CATALOG_FILE_BYTES", "100")],
+    );
+    assert_fails_with(
+        &out,
+        &format!(
+            "{url}@{commit}: entry \"catalog.yaml\" unpacks to more than 100 bytes; raise KRM_CATALOG_MAX_CATALOG_FILE_BYTES"
+        ),
+    );
+    let out = env.run_with(
+        &[],
+        &input("v1"),
+        &[("KRM_CATALOG_MAX_CATALOG_BYTES", "100")],
+    );
+    assert_fails_with(
+        &out,
+        &format!(
+            "{url}@{commit}: the catalog's files are larger than 100 bytes together; raise KRM_CATALOG_MAX_CATALOG_BYTES"
+        ),
+    );
+    // More than 10,000 entries (files that are not catalog files count too).
+    git(&dir, &["checkout", "-q", "-b", "many", "v1"]);
+    for i in 0..10_001 {
+        fs_err::write(dir.join(format!("catalogs/team/f{i}.txt")), "").expect("write");
+    }
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "many"]);
+    let out = env.run(&[], &input("many"));
+    assert_fails_with(&out, "the catalog has more than 10000 entries");
+    // Deeper than 32 directories.
+    git(&dir, &["checkout", "-q", "-b", "deep", "v1"]);
+    let deep = dir.join(format!("catalogs/team/{}", ["d"; 33].join("/")));
+    fs_err::create_dir_all(&deep).expect("mkdir");
+    fs_err::write(deep.join("x.yaml"), "a: 1\n").expect("write");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "deep"]);
+    let out = env.run(&[], &input("deep"));
+    assert_fails_with(&out, "is nested deeper than 32 directories");
+}

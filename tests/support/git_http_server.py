@@ -6,9 +6,10 @@ run as a CGI program per request. Used by tests/integration/git.rs; not part of 
 
 Paths:  /<repo>/...            served by git http-backend from the repositories under ROOT
         /moved/<repo>/...      301 to /<repo>/... (a redirect hop)
+        /private/<repo>/...    /<repo>/... for Basic x-access-token:TOKEN only, else 401
 Every request path is appended to LOG. The chosen port is printed on stdout.
 """
-import http.server, os, subprocess, sys, threading
+import base64, http.server, os, subprocess, sys, threading
 
 import loopback  # beside this file
 
@@ -16,6 +17,7 @@ root, log = sys.argv[1], sys.argv[2]
 opt = loopback.options(sys.argv[3:])
 lock = threading.Lock()
 BACKEND = "/usr/lib/git-core/git-http-backend"
+TOKEN = "s3cret-test-token"
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -42,6 +44,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        if path.startswith("/private/"):
+            wanted = "Basic " + base64.b64encode(("x-access-token:" + TOKEN).encode()).decode()
+            if self.headers.get("Authorization") != wanted:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="git"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            path = path[len("/private"):]
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "GIT_PROJECT_ROOT": root,
