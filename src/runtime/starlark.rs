@@ -547,6 +547,77 @@ for r in ctx.resource_list["items"]:
         );
     }
 
+    /// Run `source` under `bounds`; the error's message, or `None` when it ran.
+    fn under(source: &str, bounds: Bounds) -> Option<String> {
+        run_bounded("t.star", source, &config(), vec![cm("a")], bounds)
+            .err()
+            .map(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_function_timeout_stops_a_script_the_ticks_would_not() {
+        let started = Instant::now();
+        let e = under(
+            "x = 0\nfor i in range(2147483647):\n    x += 1\n",
+            Bounds {
+                ticks: u64::MAX / 2,
+                heap: 32 << 20,
+                time: Duration::from_secs(1),
+            },
+        );
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "starlark script t.star:3:5: still running after 1s (KRM_CATALOG_FUNCTION_TIMEOUT); is there an endless loop?"
+            )
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
+    }
+
+    /// `vendor/starlark/PATCHES.md` 2: `*` (like `+`) refuses a string or list above 256 MiB
+    /// before allocating it, whatever the heap limit.
+    #[test]
+    fn one_value_from_plus_or_times_is_bounded_before_it_is_made() {
+        for source in [
+            "x = \"x\" * 300000000\n",
+            "x = [\"x\"] * 40000000\n",
+        ] {
+            let e = err(source);
+            assert!(
+                e.contains("more than the limit of 268435456"),
+                "{source}: {e}"
+            );
+        }
+    }
+
+    /// SECURITY.md "Known limits": the heap limit counts the Starlark heap, checked every
+    /// thousand ticks; a dict's entry table lives in the Rust heap and is not counted (its keys
+    /// and values are). Two million small-int entries take well over 8 MiB (at least 16
+    /// bytes each) and pass an 8 MiB limit. If this fails, the limit got stricter: update the
+    /// known limit.
+    #[test]
+    fn known_limit_dict_entries_are_not_counted_by_the_heap_limit() {
+        let bounds = Bounds {
+            ticks: MAX_TICKS,
+            heap: 8 << 20,
+            time: Duration::from_secs(60),
+        };
+        let e = under(
+            "d = {i: None for i in range(2000000)}\nn = len(d)\n",
+            bounds,
+        );
+        assert_eq!(e, None);
+        // The same number of values in a list is counted.
+        let e = under(
+            "l = [str(i) for i in range(2000000)]\n",
+            bounds,
+        );
+        assert!(
+            e.as_deref().is_some_and(|e| e.contains("Heap memory limit of 8388608 bytes exceeded")),
+            "{e:?}"
+        );
+    }
+
     #[test]
     fn bad_output_is_an_error() {
         let e = err("ctx.resource_list[\"items\"] = 3\n");
