@@ -578,10 +578,7 @@ for r in ctx.resource_list["items"]:
     /// before allocating it, whatever the heap limit.
     #[test]
     fn one_value_from_plus_or_times_is_bounded_before_it_is_made() {
-        for source in [
-            "x = \"x\" * 300000000\n",
-            "x = [\"x\"] * 40000000\n",
-        ] {
+        for source in ["x = \"x\" * 300000000\n", "x = [\"x\"] * 40000000\n"] {
             let e = err(source);
             assert!(
                 e.contains("more than the limit of 268435456"),
@@ -608,14 +605,30 @@ for r in ctx.resource_list["items"]:
         );
         assert_eq!(e, None);
         // The same number of values in a list is counted.
-        let e = under(
-            "l = [str(i) for i in range(2000000)]\n",
-            bounds,
-        );
+        let e = under("l = [str(i) for i in range(2000000)]\n", bounds);
         assert!(
-            e.as_deref().is_some_and(|e| e.contains("Heap memory limit of 8388608 bytes exceeded")),
+            e.as_deref()
+                .is_some_and(|e| e.contains("Heap memory limit of 8388608 bytes exceeded")),
             "{e:?}"
         );
+    }
+
+    /// The script runs on a thread of its own with a large stack: 2,000 nested lists overflow a
+    /// 2 MiB stack in the parser and the evaluator (checked when this test was written), and
+    /// are an ordinary value here. (20,000 overflow 256 MiB too: SECURITY.md, known limits.)
+    #[test]
+    fn deep_nesting_runs_on_the_large_stack() {
+        let depth = 2_000;
+        let source = format!("x = {}1{}\n", "[".repeat(depth), "]".repeat(depth));
+        let out = under(
+            &source,
+            Bounds {
+                ticks: MAX_TICKS,
+                heap: 256 << 20,
+                time: Duration::from_secs(60),
+            },
+        );
+        assert_eq!(out, None);
     }
 
     #[test]
