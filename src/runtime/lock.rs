@@ -51,7 +51,7 @@ fn verify_starlark(
                 status: "UNPINNED",
                 kind,
                 detail: format!(
-                    "starlark {source}: no sha256; write the sha256 of the script beside its url"
+                    "starlark {source}: no sha256; run `krm-catalog catalog lock`"
                 ),
             };
         }
