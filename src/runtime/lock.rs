@@ -50,9 +50,7 @@ fn verify_starlark(
             return Check {
                 status: "UNPINNED",
                 kind,
-                detail: format!(
-                    "starlark {source}: no sha256; run `krm-catalog catalog lock`"
-                ),
+                detail: format!("starlark {source}: no sha256; run `krm-catalog catalog lock`"),
             };
         }
         return match super::exec::fetch(&uri, remote, root) {
