@@ -589,26 +589,23 @@ for r in ctx.resource_list["items"]:
 
     /// SECURITY.md "Known limits": the heap limit counts the Starlark heap, checked every
     /// thousand ticks; a dict's entry table lives in the Rust heap and is not counted (its keys
-    /// and values are). Two million small-int entries take well over 8 MiB (at least 16
-    /// bytes each) and pass an 8 MiB limit. If this fails, the limit got stricter: update the
-    /// known limit.
+    /// and values are). 300,000 small-int entries take well over 2 MiB (at least 16 bytes
+    /// each) and pass a 2 MiB limit. If this fails, the limit got stricter: update the known
+    /// limit.
     #[test]
     fn known_limit_dict_entries_are_not_counted_by_the_heap_limit() {
         let bounds = Bounds {
             ticks: MAX_TICKS,
-            heap: 8 << 20,
+            heap: 2 << 20,
             time: Duration::from_secs(60),
         };
-        let e = under(
-            "d = {i: None for i in range(2000000)}\nn = len(d)\n",
-            bounds,
-        );
+        let e = under("d = {i: None for i in range(300000)}\nn = len(d)\n", bounds);
         assert_eq!(e, None);
         // The same number of values in a list is counted.
-        let e = under("l = [str(i) for i in range(2000000)]\n", bounds);
+        let e = under("l = [str(i) for i in range(300000)]\n", bounds);
         assert!(
             e.as_deref()
-                .is_some_and(|e| e.contains("Heap memory limit of 8388608 bytes exceeded")),
+                .is_some_and(|e| e.contains("Heap memory limit of 2097152 bytes exceeded")),
             "{e:?}"
         );
     }
