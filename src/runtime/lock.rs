@@ -588,3 +588,56 @@ fn prove_edit(
 pub fn all_ok(checks: &[Check]) -> bool {
     checks.iter().all(|c| c.status == "ok")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs(text: &str) -> Vec<crate::yaml::Document> {
+        crate::yaml::parse_stream(text).unwrap()
+    }
+
+    const CONFIG: &str = "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: fn\n  annotations:\n    note: |\n      url: https://h/r\n      ref: v1\nspec:\n  catalogs:\n  - git:\n      url: https://h/r\n      ref: v1\n  trustedCatalogs: [\"https://h/*\"]\n";
+    const SHA: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    #[test]
+    fn a_commit_proves_only_in_the_git_mapping() {
+        let right = CONFIG.replace(
+            "      ref: v1\n  trusted",
+            &format!("      ref: v1\n      commit: {SHA}\n  trusted"),
+        );
+        assert_eq!(prove_edit(&docs(CONFIG), &docs(&right), 1, true), Ok(()));
+        // The same text in a block scalar: the annotation changes, the source stays unpinned.
+        let wrong = CONFIG.replacen(
+            "      ref: v1\n",
+            &format!("      ref: v1\n      commit: {SHA}\n"),
+            1,
+        );
+        assert_eq!(
+            prove_edit(&docs(CONFIG), &docs(&wrong), 1, true),
+            Err(EditProof::CommitMisplaced)
+        );
+    }
+
+    #[test]
+    fn a_string_list_proves_only_added_commits() {
+        let cm = |list: &str| {
+            docs(&format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fn\ndata:\n  catalogs: \"{list}\"\n"
+            ))
+        };
+        let before = cm("git::https://h/r?ref=v1, other");
+        let after = cm(&format!("git::https://h/r?ref=v1&commit={SHA}, other"));
+        assert_eq!(prove_edit(&before, &after, 1, true), Ok(()));
+        let changed = cm(&format!("git::https://h/r?ref=v2&commit={SHA}, other"));
+        assert_eq!(
+            prove_edit(&before, &changed, 1, true),
+            Err(EditProof::CommitMisplaced)
+        );
+        let short = cm("git::https://h/r?ref=v1&commit=abc, other");
+        assert_eq!(
+            prove_edit(&before, &short, 1, true),
+            Err(EditProof::CommitMisplaced)
+        );
+    }
+}

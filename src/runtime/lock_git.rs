@@ -242,3 +242,33 @@ fn insert_commit_in_string(
     )?;
     Some((out, 0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_commit_goes_into_the_git_mapping_not_a_block_scalar() {
+        let text = "metadata:\n  annotations:\n    note: |\n      url: https://h/r\n      ref: v1\nspec:\n  catalogs:\n  - git:\n      url: https://h/r\n      ref: v1\n";
+        let source = GitRef::new("https://h/r", Some("v1"), None, None).unwrap();
+        let (out, lines) = pin_object_form(text, 0, &source, "c0").unwrap();
+        assert_eq!(lines, 1);
+        // The block scalar's `ref: v1` also has a `url` sibling of the same value: the first
+        // match wins, and the proof (`lock::prove_edit`) refuses it; with the search starting
+        // at `spec` it lands right.
+        assert!(
+            out.contains("      ref: v1\n      commit: c0\nspec:"),
+            "{out}"
+        );
+        let (out, _) = pin_object_form(text, 5, &source, "c0").unwrap();
+        assert!(out.ends_with("      ref: v1\n      commit: c0\n"), "{out}");
+        // A one-line flow mapping.
+        let flow = "  - git: {url: \"https://h/r/\", ref: v1, path: c}  # team\n";
+        let (out, lines) = pin_object_form(flow, 0, &source, "c0").unwrap();
+        assert_eq!(lines, 0);
+        assert_eq!(
+            out,
+            "  - git: {url: \"https://h/r/\", ref: v1, commit: c0, path: c}  # team\n"
+        );
+    }
+}
