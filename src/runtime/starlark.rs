@@ -19,8 +19,10 @@
 //! Bounds: [`MAX_TICKS`] (one tick is a function call or a loop iteration), [`MAX_HEAP_BYTES`]
 //! of Starlark heap (checked every thousand ticks and at the end, so a single huge string or
 //! list repetition is allocated before it is refused), the function timeout
-//! ([`crate::env::FUNCTION_TIMEOUT`]), and a thread of its own with a large stack so that a
-//! panic inside the interpreter fails the step, not the run.
+//! ([`crate::env::FUNCTION_TIMEOUT`]), nesting checked on the tokens before parsing
+//! ([`MAX_BRACKET_DEPTH`] and the limits after it: a stack overflow would abort the process),
+//! and a thread of its own with a large stack so that a panic inside the interpreter fails the
+//! step, not the run.
 
 use std::cell::Cell;
 use std::io::Write as _;
