@@ -70,8 +70,9 @@ const STACK_BYTES: usize = 256 << 20;
 /// build (2026-11-25): 5,000 nested lambdas, 10,000 nested lists, dicts, indented `if` blocks
 /// or `elif` branches, and 30,000 unary minus signs, `not`s, `+`/`and` operands, calls,
 /// attributes, indexes or conditional expressions overflowed it; 4,000 lambdas, 8,000 lists,
-/// blocks or elifs and 10,000 of the rest did not. Each limit is 20 times or more below,
-/// and the sum of all of them at once stays 5 times below; real scripts nest under 10.
+/// blocks or elifs and 10,000 of the rest did not. Each limit is at least 10 times below
+/// what survived (40 times for all but operators), and a script at all of them at once uses
+/// about a sixth; real scripts nest under 10.
 const MAX_BRACKET_DEPTH: usize = 100;
 /// Operators, brackets, calls, attributes and keywords on one path of an expression (items
 /// between commas are counted apart, so a long list literal is fine).
