@@ -804,22 +804,25 @@ for r in ctx.resource_list["items"]:
     /// refused before parsing, with the line and column where it is passed.
     #[test]
     fn nesting_is_bounded_before_parsing_and_the_limits_run() {
-        let mut source = String::new();
-        for depth in 0..MAX_BLOCK_DEPTH {
-            source.push_str(&format!("{}if True:\n", " ".repeat(depth)));
-        }
+        let ifs = |n: usize| {
+            (0..n)
+                .map(|depth| format!("{}if True:\n", " ".repeat(depth)))
+                .collect::<Vec<_>>()
+                .concat()
+        };
         let indent = " ".repeat(MAX_BLOCK_DEPTH);
-        source.push_str(&format!("{indent}x = 7\n{indent}if x == 0: pass\n"));
-        for i in 0..MAX_ELIFS {
-            source.push_str(&format!("{indent}elif x == {}: pass\n", i + 10));
-        }
-        source.push_str(&format!(
-            "{indent}else: y = {}{}{}1{}\n",
+        let elifs = (0..MAX_ELIFS)
+            .map(|i| format!("{indent}elif x == {}: pass\n", i + 10))
+            .collect::<Vec<_>>()
+            .concat();
+        let source = format!(
+            "{}{indent}x = 7\n{indent}if x == 0: pass\n{elifs}{indent}else: y = {}{}{}1{}\n",
+            ifs(MAX_BLOCK_DEPTH),
             "lambda: ".repeat(MAX_LAMBDAS),
             "[".repeat(MAX_BRACKET_DEPTH),
             "-".repeat(790),
             "]".repeat(MAX_BRACKET_DEPTH)
-        ));
+        );
         assert_eq!(
             check_nesting("t.star", &source)
                 .err()
@@ -862,18 +865,19 @@ for r in ctx.resource_list["items"]:
         assert!(e.contains("more than 1000 operators"), "{e}");
         let e = refused(&format!("x = {}1\n", "lambda: ".repeat(101)));
         assert!(e.contains("more than 100 lambdas in one statement"), "{e}");
-        let mut deep = String::new();
-        for depth in 0..=MAX_BLOCK_DEPTH {
-            deep.push_str(&format!("{}if True:\n", " ".repeat(depth)));
-        }
-        deep.push_str(&format!("{}pass\n", " ".repeat(MAX_BLOCK_DEPTH + 1)));
+        let deep = format!(
+            "{}{}pass\n",
+            ifs(MAX_BLOCK_DEPTH + 1),
+            " ".repeat(MAX_BLOCK_DEPTH + 1)
+        );
         let e = refused(&deep);
         assert!(e.starts_with("starlark script t.star:102:"), "{e}");
         assert!(e.contains("more than 100 indented blocks"), "{e}");
-        let mut chain = "x = 1\nif x == 0:\n    pass\n".to_owned();
-        for i in 0..=MAX_ELIFS {
-            chain.push_str(&format!("elif x == {}:\n    pass\n", i + 10));
-        }
+        let chain = (0..=MAX_ELIFS)
+            .map(|i| format!("elif x == {}:\n    pass\n", i + 10))
+            .collect::<Vec<_>>()
+            .concat();
+        let chain = format!("x = 1\nif x == 0:\n    pass\n{chain}");
         let e = refused(&chain);
         assert!(e.starts_with("starlark script t.star:404:1: "), "{e}");
         assert!(e.contains("more than 200 elif branches in one if"), "{e}");
