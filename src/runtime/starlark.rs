@@ -19,8 +19,10 @@
 //! Bounds: [`MAX_TICKS`] (one tick is a function call or a loop iteration), [`MAX_HEAP_BYTES`]
 //! of Starlark heap (checked every thousand ticks and at the end, so a single huge string or
 //! list repetition is allocated before it is refused), the function timeout
-//! ([`crate::env::FUNCTION_TIMEOUT`]), and a thread of its own with a large stack so that a
-//! panic inside the interpreter fails the step, not the run.
+//! ([`crate::env::FUNCTION_TIMEOUT`]), nesting checked on the tokens before parsing
+//! ([`MAX_BRACKET_DEPTH`] and the limits after it: a stack overflow would abort the process),
+//! and a thread of its own with a large stack so that a panic inside the interpreter fails the
+//! step, not the run.
 
 use std::cell::Cell;
 use std::io::Write as _;
@@ -61,6 +63,191 @@ const MAX_PRINT_BYTES: usize = 1 << 20;
 /// Native stack of the evaluating thread: deep expressions in the parser and deep Starlark
 /// recursion (bounded by the interpreter's own call-stack limit) both fit.
 const STACK_BYTES: usize = 256 << 20;
+
+/// Nesting bounds of a script, checked on its tokens before it is parsed: the parser, the
+/// compiler and the evaluator recurse once per bracket, operator, `lambda`, indented block or
+/// `elif`, and overflowing even the 256 MiB stack aborts the process. Measured in a debug
+/// build (2026-11-25): 5,000 nested lambdas, 10,000 nested lists, dicts, indented `if` blocks
+/// or `elif` branches, and 30,000 unary minus signs, `not`s, `+`/`and` operands, calls,
+/// attributes, indexes or conditional expressions overflowed it; 4,000 lambdas, 8,000 lists,
+/// blocks or elifs and 10,000 of the rest did not. Each limit is at least 10 times below
+/// what survived (40 times for all but operators), and a script at all of them at once uses
+/// about a sixth; real scripts nest under 10.
+const MAX_BRACKET_DEPTH: usize = 100;
+/// Operators, brackets, calls, attributes and keywords on one path of an expression (items
+/// between commas are counted apart, so a long list literal is fine).
+const MAX_OPERATORS: usize = 1_000;
+/// `lambda`s in one statement.
+const MAX_LAMBDAS: usize = 100;
+/// Indented blocks inside each other.
+const MAX_BLOCK_DEPTH: usize = 100;
+/// `elif` branches of one `if` (the parser nests each in the one before).
+const MAX_ELIFS: usize = 200;
+
+/// One open bracket (or the statement itself) while checking an expression's depth.
+#[derive(Default)]
+struct Group {
+    /// Operators of the current comma-separated item.
+    operators: usize,
+    /// Deepest bracket closed inside the current item.
+    inner: usize,
+    /// Deepest finished item.
+    best: usize,
+}
+
+impl Group {
+    fn item(&self) -> usize {
+        self.operators.saturating_add(self.inner)
+    }
+}
+
+/// Refuse a script nested deeper than the interpreter's stack takes ([`MAX_BRACKET_DEPTH`] and
+/// the limits after it), naming the script, line and column where a limit is passed. It reads
+/// the tokens of starlark's own lexer, so strings (raw, triple-quoted) and comments count
+/// exactly as the parser sees them; every token that is not a name, literal or separator
+/// counts as an operator, which over-counts (`:` of a dict does not count, `if` does).
+fn check_nesting(script: &str, source: &str) -> Result<(), RuntimeError> {
+    use starlark_syntax::lexer::{Lexer, Token};
+
+    let codemap = CodeMap::new(script.to_owned(), source.to_owned());
+    let too_deep = |offset: usize, what: String| {
+        let pos = starlark::codemap::Pos::new(u32::try_from(offset).unwrap_or(u32::MAX));
+        let begin = codemap.resolve_span(Span::new(pos, pos)).begin;
+        RuntimeError::Starlark {
+            at: format!("{script}:{}:{}", begin.line + 1, begin.column + 1),
+            message: format!(
+                "nested too deeply ({what}); the interpreter would overflow its stack: split it into smaller expressions or functions"
+            ),
+        }
+    };
+    // Bracket groups of the current logical line; the first is the line itself.
+    let mut groups = vec![Group::default()];
+    let mut lambdas = 0usize;
+    // `elif`s since the `if` that began the chain, one counter per open block.
+    let mut elifs = vec![0usize];
+    let mut line_start = true;
+    for lexeme in Lexer::new(source, &dialect(), codemap.clone()) {
+        // The parser stops at the first lexer error too: nothing after it is parsed.
+        let Ok((at, token, _)) = lexeme else {
+            break;
+        };
+        let starts_line = std::mem::replace(&mut line_start, false);
+        let mut operator = false;
+        match token {
+            Token::Comment(_) | Token::Tabs => line_start = starts_line,
+            Token::Newline => {
+                groups.truncate(1);
+                groups[0] = Group::default();
+                lambdas = 0;
+                line_start = true;
+            }
+            Token::Indent => {
+                elifs.push(0);
+                if elifs.len() - 1 > MAX_BLOCK_DEPTH {
+                    return Err(too_deep(
+                        at,
+                        format!("more than {MAX_BLOCK_DEPTH} indented blocks"),
+                    ));
+                }
+                line_start = true;
+            }
+            Token::Dedent => {
+                if elifs.len() > 1 {
+                    elifs.pop();
+                }
+                line_start = true;
+            }
+            Token::If if starts_line => {
+                if let Some(chain) = elifs.last_mut() {
+                    *chain = 0;
+                }
+                operator = true;
+            }
+            Token::Elif => {
+                if let Some(chain) = elifs.last_mut() {
+                    *chain += 1;
+                    if *chain > MAX_ELIFS {
+                        return Err(too_deep(
+                            at,
+                            format!("more than {MAX_ELIFS} elif branches in one if"),
+                        ));
+                    }
+                }
+            }
+            Token::Lambda => {
+                lambdas += 1;
+                if lambdas > MAX_LAMBDAS {
+                    return Err(too_deep(
+                        at,
+                        format!("more than {MAX_LAMBDAS} lambdas in one statement"),
+                    ));
+                }
+                operator = true;
+            }
+            Token::OpeningRound | Token::OpeningSquare | Token::OpeningCurly => {
+                // The bracket itself is one level of its enclosing item (a call, an index or
+                // a literal).
+                operator = true;
+            }
+            Token::ClosingRound | Token::ClosingSquare | Token::ClosingCurly => {
+                if groups.len() > 1
+                    && let Some(closed) = groups.pop()
+                    && let Some(outer) = groups.last_mut()
+                {
+                    outer.inner = outer.inner.max(closed.best.max(closed.item()));
+                }
+            }
+            Token::Comma => {
+                if let Some(group) = groups.last_mut() {
+                    group.best = group.best.max(group.item());
+                    group.operators = 0;
+                    group.inner = 0;
+                }
+            }
+            Token::Identifier(_)
+            | Token::Int(_)
+            | Token::RawDecInt
+            | Token::RawHexInt
+            | Token::RawBinInt
+            | Token::RawOctInt
+            | Token::Float(_)
+            | Token::String(_)
+            | Token::Bytes(_)
+            | Token::Colon
+            | Token::Semicolon
+            | Token::Pass
+            | Token::Break
+            | Token::Continue
+            | Token::Ellipsis => {}
+            _ => operator = true,
+        }
+        if operator && let Some(group) = groups.last_mut() {
+            group.operators += 1;
+        }
+        if matches!(
+            token,
+            Token::OpeningRound | Token::OpeningSquare | Token::OpeningCurly
+        ) {
+            groups.push(Group::default());
+            if groups.len() - 1 > MAX_BRACKET_DEPTH {
+                return Err(too_deep(
+                    at,
+                    format!("more than {MAX_BRACKET_DEPTH} brackets inside each other"),
+                ));
+            }
+        }
+        // The deepest path so far: a closed bracket's depth is known only when it closes.
+        if groups.iter().any(|g| g.item() > MAX_OPERATORS) {
+            return Err(too_deep(
+                at,
+                format!(
+                    "more than {MAX_OPERATORS} operators, calls and brackets in one expression"
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// The one module a script may load, written in Starlark: kpt's `krmfn` helpers. kpt compares
 /// `apiVersion` as a version with an empty group, so `apps/v1` never matches there; here
@@ -310,6 +497,7 @@ fn evaluate(
 ) -> Result<Value, RuntimeError> {
     let limit = bounds.time;
     let deadline = Instant::now() + limit;
+    check_nesting(script, &source)?;
     let codemap = CodeMap::new(script.to_owned(), source.clone());
     let ast = AstModule::parse(script, source, &dialect())
         .map_err(|e| script_error(script, &e, None, None))?;
@@ -610,22 +798,130 @@ for r in ctx.resource_list["items"]:
         );
     }
 
-    /// The script runs on a thread of its own with a large stack: 2,000 nested lists overflow a
-    /// 2 MiB stack in the parser and the evaluator (checked when this test was written), and
-    /// are an ordinary value here. (20,000 overflow 256 MiB too: SECURITY.md, known limits.)
+    /// A script at every nesting limit at once (100 blocks, 200 elifs, 100 lambdas, 100
+    /// brackets and 990 operators on one path) parses and runs on the large stack (2,000
+    /// nested lists alone overflowed a 2 MiB stack in a debug build); one past each limit is
+    /// refused before parsing, with the line and column where it is passed.
     #[test]
-    fn deep_nesting_runs_on_the_large_stack() {
-        let depth = 2_000;
-        let source = format!("x = {}1{}\n", "[".repeat(depth), "]".repeat(depth));
-        let out = under(
-            &source,
-            Bounds {
-                ticks: MAX_TICKS,
-                heap: 256 << 20,
-                time: Duration::from_secs(60),
-            },
+    fn nesting_is_bounded_before_parsing_and_the_limits_run() {
+        let ifs = |n: usize| {
+            (0..n)
+                .map(|depth| format!("{}if True:\n", " ".repeat(depth)))
+                .collect::<Vec<_>>()
+                .concat()
+        };
+        let indent = " ".repeat(MAX_BLOCK_DEPTH);
+        let elifs = (0..MAX_ELIFS)
+            .map(|i| format!("{indent}elif x == {}: pass\n", i + 10))
+            .collect::<Vec<_>>()
+            .concat();
+        let source = format!(
+            "{}{indent}x = 7\n{indent}if x == 0: pass\n{elifs}{indent}else: y = {}{}{}1{}\n",
+            ifs(MAX_BLOCK_DEPTH),
+            "lambda: ".repeat(MAX_LAMBDAS),
+            "[".repeat(MAX_BRACKET_DEPTH),
+            "-".repeat(790),
+            "]".repeat(MAX_BRACKET_DEPTH)
         );
-        assert_eq!(out, None);
+        assert_eq!(
+            check_nesting("t.star", &source)
+                .err()
+                .map(|e| e.to_string()),
+            None
+        );
+        let bounds = Bounds {
+            ticks: MAX_TICKS,
+            heap: 256 << 20,
+            time: Duration::from_secs(60),
+        };
+        assert_eq!(under(&source, bounds), None);
+
+        let refused = |source: &str| {
+            check_nesting("t.star", source)
+                .map_err(|e| e.to_string())
+                .err()
+                .unwrap_or_default()
+        };
+        let e = refused(&format!(
+            "x = 1\nx = {}1{}\n",
+            "(".repeat(101),
+            ")".repeat(101)
+        ));
+        assert!(
+            e.starts_with("starlark script t.star:2:105: nested too deeply (more than 100 brackets inside each other)"),
+            "{e}"
+        );
+        let e = refused(&format!("x = {}1\n", "-".repeat(50_000)));
+        assert!(e.starts_with("starlark script t.star:1:"), "{e}");
+        assert!(e.contains("more than 1000 operators"), "{e}");
+        let e = refused(&format!("x = 1{}\n", " + 1".repeat(1_000)));
+        assert!(e.contains("more than 1000 operators"), "{e}");
+        let e = refused(&format!(
+            "def f():\n    return f\nx = f{}\n",
+            "()".repeat(1_000)
+        ));
+        assert!(e.starts_with("starlark script t.star:3:"), "{e}");
+        let e = refused(&format!("x = {}1\n", "1 if False else ".repeat(600)));
+        assert!(e.contains("more than 1000 operators"), "{e}");
+        let e = refused(&format!("x = {}1\n", "lambda: ".repeat(101)));
+        assert!(e.contains("more than 100 lambdas in one statement"), "{e}");
+        let deep = format!(
+            "{}{}pass\n",
+            ifs(MAX_BLOCK_DEPTH + 1),
+            " ".repeat(MAX_BLOCK_DEPTH + 1)
+        );
+        let e = refused(&deep);
+        assert!(e.starts_with("starlark script t.star:102:"), "{e}");
+        assert!(e.contains("more than 100 indented blocks"), "{e}");
+        let chain = (0..=MAX_ELIFS)
+            .map(|i| format!("elif x == {}:\n    pass\n", i + 10))
+            .collect::<Vec<_>>()
+            .concat();
+        let chain = format!("x = 1\nif x == 0:\n    pass\n{chain}");
+        let e = refused(&chain);
+        assert!(e.starts_with("starlark script t.star:404:1: "), "{e}");
+        assert!(e.contains("more than 200 elif branches in one if"), "{e}");
+    }
+
+    /// Brackets and operators inside strings (raw, triple-quoted, with escaped quotes) and
+    /// comments are not counted; items between commas are counted apart; a normal script and
+    /// a script that merely has many `if`s or statements pass.
+    #[test]
+    fn the_nesting_check_counts_code_only() {
+        let brackets = "(".repeat(5_000);
+        let items = vec!["-(1 + 2) * 3"; 5_000].join(",\n    ");
+        let entries: Vec<String> = (0..3_000)
+            .map(|i| format!("\"k{i}\": [a.b(c) for c in d if c]"))
+            .collect();
+        for source in [
+            format!("x = \"{brackets}\"\n"),
+            format!("x = '{brackets}'\n"),
+            format!("x = r\"\\\" {brackets}\"\n"),
+            format!("x = \"\\\" {brackets} \\\"\"\n"),
+            format!("x = \"\"\"\n{brackets}\n\"\n\"\"\"\n"),
+            format!("x = '''{brackets}\n'''\n"),
+            format!("x = 1  # {brackets}\n# {brackets}\n"),
+            format!("x = [{items}]\n"),
+            format!("x = {{{}}}\n", entries.join(", ")),
+            "if x:\n    pass\n".repeat(1_000),
+            "x = 1\n".repeat(10_000),
+        ] {
+            let head: String = source.chars().take(60).collect();
+            assert!(check_nesting("t.star", &source).is_ok(), "{head}");
+        }
+        // The same characters outside a string are refused.
+        assert!(check_nesting("t.star", &format!("x = {brackets}")).is_err());
+        // A lexer error ends the check, as it ends the parse (the parser reports it).
+        assert!(check_nesting("t.star", &format!("x = \"\n{brackets}")).is_ok());
+        let normal = r#"load("krmfn.star", "krmfn")
+def fact(n):
+    return 1 if n < 2 else n * fact(n - 1)
+for r in ctx.resource_list["items"]:
+    if krmfn.match_name(r, "a") and not r.get("x"):
+        r["data"] = {"n": str(fact(5)), "l": [lambda: x for x in range(3)]}
+"#;
+        assert!(check_nesting("t.star", normal).is_ok());
+        assert!(check_nesting("krmfn.star", KRMFN).is_ok());
     }
 
     #[test]

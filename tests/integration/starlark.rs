@@ -175,6 +175,41 @@ fn issue12_starlark_memory_hog_is_bounded() {
     );
 }
 
+/// SECURITY.md "Starlark sandbox": a script nested past what the interpreter's stack takes
+/// (each of these aborted the process with exit 134 before the nesting check) fails the step
+/// with an error naming the script and line; the ResourceList is written, items unchanged.
+#[test]
+fn issue12_starlark_deep_nesting_fails_the_step() {
+    let cases = [
+        (
+            "brackets.star",
+            format!("x = 1\ny = {}1{}\n", "[".repeat(20_000), "]".repeat(20_000)),
+            "starlark script brackets.star:2:105: nested too deeply (more than 100 brackets",
+        ),
+        (
+            "minus.star",
+            format!("# a chain of unary minus\nx = {}1\n", "-".repeat(100_000)),
+            "starlark script minus.star:2:",
+        ),
+        (
+            "plus.star",
+            format!("x = 1\n\ny = 1{}\n", " + 1".repeat(100_000)),
+            "starlark script plus.star:3:",
+        ),
+    ];
+    for (file, script, needle) in cases {
+        let pkg = package(&format!("{{path: {file}}}"), file, &script)
+            .with_deadline(Duration::from_secs(120));
+        let out = run_mode(&pkg);
+        assert_error(&out, needle);
+        assert!(
+            stdout(&out).contains("nested too deeply"),
+            "{}",
+            stdout(&out)
+        );
+    }
+}
+
 #[test]
 fn issue12_starlark_script_cannot_read_files() {
     let pkg = package(
