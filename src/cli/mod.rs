@@ -202,7 +202,8 @@ pub fn report(results: &Results) {
 /// Function mode always writes the ResourceList (results included), then fails on errors.
 fn function_mode() -> Result<(), CliError> {
     let limit = crate::yaml::max_input_bytes() as u64 + 1;
-    let mut input = String::with_capacity(stdin_file_size().map_or(0, |n| n.min(limit)) as usize);
+    let size = stdin_file_size().map_or(0, |n| n.min(limit));
+    let mut input = String::with_capacity(usize::try_from(size).unwrap_or(0));
     std::io::stdin()
         .lock()
         .take(limit)
@@ -235,7 +236,7 @@ fn function_mode() -> Result<(), CliError> {
 /// cannot be looked at (the buffer then grows as it reads).
 fn stdin_file_size() -> Option<u64> {
     let meta = fs_err::metadata("/dev/stdin").ok()?;
-    meta.is_file().then(|| meta.len())
+    meta.is_file().then_some(meta.len())
 }
 
 /// The one YAML document of a `--fn-config` file. A file of several documents is refused by

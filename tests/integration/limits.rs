@@ -244,6 +244,7 @@ fn issue9_f8_peak_memory_stays_near_the_input_size() {
 /// PIE's relocations kept 3.5 MiB resident at every start. The ELF type is at byte 16.
 #[test]
 fn issue13_the_binary_is_not_position_independent() {
+    const ET_EXEC: u16 = 2;
     if !cfg!(all(target_os = "linux", target_env = "gnu")) || cfg!(target_feature = "crt-static") {
         skipped(
             test_name!(),
@@ -252,7 +253,6 @@ fn issue13_the_binary_is_not_position_independent() {
         return;
     }
     let header = fs_err::read(bin()).expect("read the binary");
-    const ET_EXEC: u16 = 2;
     assert_eq!(
         header.get(16..18).map(|t| u16::from_le_bytes([t[0], t[1]])),
         Some(ET_EXEC),
