@@ -24,14 +24,19 @@ pub enum Item {
 pub struct Skeleton {
     /// `apiVersion` and `kind`, shared by every item of the same type.
     type_meta: std::sync::Arc<TypeMeta>,
-    name: Option<Box<str>>,
-    namespace: Option<Box<str>>,
-    /// The kept annotations in input order; `None` when the item has no `annotations` field.
-    annotations: Option<Box<[Annotation]>>,
+    /// `name`, `namespace` (those present), then key and value of each kept annotation in
+    /// input order, one after the other: one allocation instead of one per string, whose
+    /// allocator overhead was as large as a small flow-style item's text (issue 13).
+    text: Box<str>,
+    /// Where each field of `text` ends (it starts where the one before ends).
+    ends: Box<[u32]>,
+    /// Which of [`NAME`], [`NAMESPACE`] and [`ANNOTATIONS`] (the field, even empty) are present.
+    present: u8,
 }
 
-/// An annotation's key and value.
-type Annotation = (Box<str>, Box<str>);
+const NAME: u8 = 1;
+const NAMESPACE: u8 = 2;
+const ANNOTATIONS: u8 = 4;
 
 /// `apiVersion` and `kind` of a [`Skeleton`] (`None`: the field is absent).
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -56,22 +61,57 @@ impl Types {
 }
 
 impl Skeleton {
+    /// Field `i` of `text` (see [`Skeleton::ends`]).
+    fn field(&self, i: usize) -> Option<&str> {
+        let end = usize::try_from(*self.ends.get(i)?).ok()?;
+        let start = match i.checked_sub(1) {
+            Some(before) => usize::try_from(*self.ends.get(before)?).ok()?,
+            None => 0,
+        };
+        self.text.get(start..end)
+    }
+
+    fn name(&self) -> Option<&str> {
+        if self.present & NAME == 0 {
+            return None;
+        }
+        self.field(0)
+    }
+
+    fn namespace(&self) -> Option<&str> {
+        if self.present & NAMESPACE == 0 {
+            return None;
+        }
+        self.field(usize::from(self.present & NAME != 0))
+    }
+
+    /// The kept annotations in input order; `None` when the item has no `annotations` field.
+    fn annotations(&self) -> Option<impl Iterator<Item = (&str, &str)>> {
+        if self.present & ANNOTATIONS == 0 {
+            return None;
+        }
+        let first =
+            usize::from(self.present & NAME != 0) + usize::from(self.present & NAMESPACE != 0);
+        Some(
+            (first..self.ends.len())
+                .step_by(2)
+                .filter_map(|i| Some((self.field(i)?, self.field(i + 1)?))),
+        )
+    }
+
     /// The skeleton as the value it stands for: `apiVersion`, `kind` and `metadata` with
     /// `name`, `namespace` and the kept annotations.
     fn to_value(&self) -> Value {
         let text = |s: &str| Value::String(s.to_owned());
         let mut metadata = Map::new();
-        if let Some(name) = &self.name {
+        if let Some(name) = self.name() {
             metadata.insert("name".to_owned(), text(name));
         }
-        if let Some(namespace) = &self.namespace {
+        if let Some(namespace) = self.namespace() {
             metadata.insert("namespace".to_owned(), text(namespace));
         }
-        if let Some(annotations) = &self.annotations {
-            let map = annotations
-                .iter()
-                .map(|(k, v)| (k.to_string(), text(v)))
-                .collect();
+        if let Some(annotations) = self.annotations() {
+            let map = annotations.map(|(k, v)| (k.to_owned(), text(v))).collect();
             metadata.insert("annotations".to_owned(), Value::Object(map));
         }
         let mut item = Map::new();
@@ -148,8 +188,8 @@ impl Fields for Skeleton {
         let found = match path {
             ["apiVersion"] => self.type_meta.api_version.as_deref(),
             ["kind"] => self.type_meta.kind.as_deref(),
-            ["metadata", "name"] => self.name.as_deref(),
-            ["metadata", "namespace"] => self.namespace.as_deref(),
+            ["metadata", "name"] => self.name(),
+            ["metadata", "namespace"] => self.namespace(),
             ["metadata", "annotations", key] => self.annotation(key),
             _ => None,
         };
@@ -157,11 +197,7 @@ impl Fields for Skeleton {
     }
 
     fn annotation(&self, key: &str) -> Option<&str> {
-        self.annotations
-            .as_deref()?
-            .iter()
-            .find(|(k, _)| &**k == key)
-            .map(|(_, v)| &**v)
+        self.annotations()?.find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
     fn has_config_fn(&self) -> bool {
@@ -265,6 +301,9 @@ pub(super) fn skeleton(mut item: Map<String, Value>, types: &mut Types) -> Item 
     if !compact {
         return Item::Whole(Box::new(skeleton_value(item)));
     }
+    let Some((text, ends, present)) = pack(&item) else {
+        return Item::Whole(Box::new(skeleton_value(item)));
+    };
     let boxed = |v: Option<Value>| match v {
         Some(Value::String(s)) => Some(s.into_boxed_str()),
         _ => None,
@@ -273,29 +312,54 @@ pub(super) fn skeleton(mut item: Map<String, Value>, types: &mut Types) -> Item 
         api_version: boxed(item.remove("apiVersion")),
         kind: boxed(item.remove("kind")),
     });
-    // (A mapping, as checked above.)
-    let mut meta = match item.remove("metadata") {
-        Some(Value::Object(meta)) => meta,
-        _ => Map::new(),
-    };
-    let annotations = match meta.remove("annotations") {
-        Some(Value::Object(a)) => Some(
-            a.into_iter()
-                .filter(|(k, _)| wanted_annotation(k))
-                .filter_map(|(k, v)| match v {
-                    Value::String(v) => Some((k.into_boxed_str(), v.into_boxed_str())),
-                    _ => None,
-                })
-                .collect(),
-        ),
-        _ => None,
-    };
     Item::Skeleton(Skeleton {
         type_meta,
-        name: boxed(meta.remove("name")),
-        namespace: boxed(meta.remove("namespace")),
-        annotations,
+        text,
+        ends,
+        present,
     })
+}
+
+/// The `text`, `ends` and `present` of a [`Skeleton`] of an item whose kept fields are strings
+/// (checked by [`skeleton`]); `None` if the text would be too long for `u32` offsets.
+fn pack(item: &Map<String, Value>) -> Option<(Box<str>, Box<[u32]>, u8)> {
+    let meta = item.get("metadata").and_then(Value::as_object);
+    let field = |key: &str| meta?.get(key)?.as_str();
+    let annotations = meta
+        .and_then(|m| m.get("annotations"))
+        .and_then(Value::as_object);
+    let kept = || {
+        annotations.into_iter().flatten().filter_map(|(k, v)| {
+            let v = v.as_str()?;
+            wanted_annotation(k).then_some((k.as_str(), v))
+        })
+    };
+    let (name, namespace) = (field("name"), field("namespace"));
+    let mut present = 0;
+    let mut fields = 0;
+    let mut len = 0;
+    for (flag, value) in [(NAME, name), (NAMESPACE, namespace)] {
+        if let Some(value) = value {
+            present |= flag;
+            fields += 1;
+            len += value.len();
+        }
+    }
+    if annotations.is_some() {
+        present |= ANNOTATIONS;
+    }
+    for (k, v) in kept() {
+        fields += 2;
+        len += k.len() + v.len();
+    }
+    let mut text = String::with_capacity(len);
+    let mut ends = Vec::with_capacity(fields);
+    let strings = name.into_iter().chain(namespace);
+    for s in strings.chain(kept().flat_map(|(k, v)| [k, v])) {
+        text.push_str(s);
+        ends.push(u32::try_from(text.len()).ok()?);
+    }
+    Some((text.into_boxed_str(), ends.into_boxed_slice(), present))
 }
 
 /// The fields of [`skeleton`] as a value, for items whose fields are not all strings.
@@ -369,6 +433,44 @@ mod skeleton_tests {
         );
         assert_eq!(lazy.items[0].value()["metadata"]["name"], 7);
         assert_eq!(check_round_trip(&odd), Ok(()));
+    }
+
+    /// Issue 13: a skeleton's strings share one allocation; every field reads back as it was,
+    /// present or absent, empty or not.
+    #[test]
+    fn issue13_packed_skeletons_read_back_every_field() {
+        for item in [
+            serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
+                "namespace": "ns", "annotations": {"owner": "me", "config.kubernetes.io/path": "a.yaml",
+                "config.kubernetes.io/index": "", "krm-catalog.dev/x": "1"}}}),
+            serde_json::json!({"kind": "ConfigMap", "metadata": {"namespace": "only"}}),
+            serde_json::json!({"apiVersion": "v1", "metadata": {"name": "", "annotations": {}}}),
+            serde_json::json!({"apiVersion": "v1", "metadata": {"annotations": {"owner": "me"}}}),
+            serde_json::json!({"metadata": {}}),
+        ] {
+            let Value::Object(map) = item.clone() else {
+                unreachable!()
+            };
+            let Item::Skeleton(s) = skeleton(map, &mut Types::default()) else {
+                panic!("not a skeleton: {item}");
+            };
+            let mut expected = item.clone();
+            if let Some(Value::Object(a)) = expected.pointer_mut("/metadata/annotations") {
+                a.retain(|k, _| wanted_annotation(k));
+            }
+            assert_eq!(s.to_value(), expected, "{item}");
+            for path in [
+                &["apiVersion"][..],
+                &["kind"],
+                &["metadata", "name"],
+                &["metadata", "namespace"],
+                &["metadata", "annotations", "config.kubernetes.io/path"],
+                &["metadata", "annotations", "config.kubernetes.io/index"],
+                &["metadata", "annotations", "owner"],
+            ] {
+                assert_eq!(s.str_at(path), expected.str_at(path), "{item} {path:?}");
+            }
+        }
     }
 
     #[test]
