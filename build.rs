@@ -28,23 +28,6 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, PathBuf)>) {
     }
 }
 
-/// Link the dynamically linked binary as a position-dependent executable (issue 13). A PIE
-/// carries ~80,000 relocations that the loader applies at every start: it reads all of
-/// `.rela.dyn` (1.9 MB) and writes every page of `.data.rel.ro` (1 MB), 3.5 of the 11.8 MiB
-/// an empty run kept resident. The objects stay PIC; only the link changes. The static build
-/// (`+crt-static`, `.ci/image`) links as rustc decides (static-pie), which `-no-pie` would
-/// contradict.
-fn link_without_pie() {
-    let var = |name: &str| std::env::var(name).unwrap_or_default();
-    let crt_static = var("CARGO_CFG_TARGET_FEATURE")
-        .split(',')
-        .any(|f| f == "crt-static");
-    if var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu" && !crt_static
-    {
-        println!("cargo:rustc-link-arg-bins=-no-pie");
-    }
-}
-
 /// A service with values a user must choose (required, no default, e.g. cert-manager's ACME
 /// email): its default config is invalid, which lint reports. The built-in catalog gives each
 /// such value an `example`, and the service is rendered here with those, so its templates are
@@ -160,7 +143,6 @@ fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Ch
 
 fn main() {
     println!("cargo:rerun-if-changed={ROOT}");
-    link_without_pie();
     let manifest =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
     let root = manifest.join(ROOT);
