@@ -530,6 +530,11 @@ fn evaluate(
             ("environment", environment),
         ]));
         module.set("ctx", ctx);
+        // The collector moves values: a `Value` held here is stale after any collection (and
+        // unpacking it failed "assertion failed: !self.is_forward()" once a script allocated
+        // enough to trigger one), so the output is read back through a root the collector
+        // updates. The script may rebind `ctx`; this one is what it was handed.
+        module.set_extra_value(resource_list);
         let mut eval = Evaluator::new(&module);
         eval.set_loader(&loader);
         eval.set_print_handler(&printer);
@@ -556,6 +561,12 @@ fn evaluate(
                 ),
             });
         }
+        let Some(resource_list) = module.extra_value() else {
+            return Err(RuntimeError::StarlarkOutput {
+                script: script.to_owned(),
+                reason: "ctx.resource_list was lost".to_owned(),
+            });
+        };
         resource_list
             .to_json_value()
             .map_err(|e| RuntimeError::StarlarkOutput {
@@ -599,6 +610,19 @@ fn write_back(script: &str, output: Value) -> Result<Output, RuntimeError> {
             type_name(item)
         )));
     }
+    // The ResourceList written out must read back (its map and `items` are two levels).
+    let max_item = crate::yaml::MAX_DEPTH - 2;
+    if let Some((i, _)) = items
+        .iter()
+        .map(depth_beyond(max_item))
+        .enumerate()
+        .find(|(_, d)| *d > max_item)
+    {
+        return Err(bad(format!(
+            "ctx.resource_list[\"items\"][{i}] is nested more than {max_item} levels deep (the YAML nesting depth limit is {}, and the ResourceList takes two)",
+            crate::yaml::MAX_DEPTH
+        )));
+    }
     let results = match list.remove("results") {
         Some(Value::Array(results)) => results,
         None | Some(Value::Null) => Vec::new(),
@@ -610,6 +634,29 @@ fn write_back(script: &str, output: Value) -> Result<Output, RuntimeError> {
         }
     };
     Ok(Output { items, results })
+}
+
+/// The nesting depth of a value (a scalar is 0, `{}` is 1), counted up to `limit + 1`.
+/// Iterative: the value came from the interpreter, which bounds it at 1,000 levels, but a
+/// walk of its own costs no stack.
+fn depth_beyond(limit: usize) -> impl Fn(&Value) -> usize {
+    move |value| {
+        let mut deepest = 0;
+        let mut todo = vec![(value, 1usize)];
+        while let Some((v, depth)) = todo.pop() {
+            let children: Box<dyn Iterator<Item = &Value>> = match v {
+                Value::Array(a) => Box::new(a.iter()),
+                Value::Object(o) => Box::new(o.values()),
+                _ => continue,
+            };
+            deepest = deepest.max(depth);
+            if deepest > limit {
+                break;
+            }
+            todo.extend(children.map(|c| (c, depth + 1)));
+        }
+        deepest
+    }
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -922,6 +969,96 @@ for r in ctx.resource_list["items"]:
 "#;
         assert!(check_nesting("t.star", normal).is_ok());
         assert!(check_nesting("krmfn.star", KRMFN).is_ok());
+    }
+
+    /// A list nested `n` times in a loop (`n + 1` lists), then `tail`.
+    fn nested(n: usize, tail: &str) -> String {
+        format!("x = []\nfor i in range({n}):\n    x = [x]\n{tail}")
+    }
+
+    /// `vendor/starlark/PATCHES.md` 3: text and JSON of a value stop at 1,000 levels with an
+    /// error (a list nested 100,000 times aborted the process in `json.encode`); hashing,
+    /// `==` and comparison stop at the interpreter's own recursion limit.
+    #[test]
+    fn values_nested_deeply_fail_instead_of_overflowing_the_stack() {
+        let too_deep = "value nested too deeply (more than 1000 levels)";
+        for (tail, line, message) in [
+            ("y = json.encode(x)\n", 4, too_deep),
+            ("y = str(x)\n", 4, too_deep),
+            ("y = repr(x)\n", 4, too_deep),
+            ("y = [x] == [[x]]\n", 4, "Too many recursion levels"),
+            ("y = [x] < [[x]]\n", 4, "Too many recursion levels"),
+        ] {
+            let e = err(&nested(100_000, tail));
+            assert!(
+                e.starts_with(&format!("starlark script t.star:{line}:")),
+                "{tail}: {e}"
+            );
+            assert!(e.contains(message), "{tail}: {e}");
+        }
+        let e = err("t = ()\nfor i in range(100000):\n    t = (t,)\nd = {t: 1}\n");
+        assert!(e.starts_with("starlark script t.star:4:"), "{e}");
+        assert!(e.contains("Too many recursion levels"), "{e}");
+        // At the limit: 1,000 lists encode and print; 1,001 do not.
+        let ok = "y = json.encode(x)\nz = str(x)\nw = repr(x)\n";
+        assert_eq!(under(&nested(999, ok), small()), None);
+        for tail in ["y = json.encode(x)\n", "y = str(x)\n", "y = repr(x)\n"] {
+            let e = err(&nested(1_000, tail));
+            assert!(e.contains(too_deep), "{tail}: {e}");
+        }
+        // A cut text left by `print` does not fail a later `str`.
+        assert_eq!(under(&nested(1_000, "print(x)\ny = str([1])\n"), small()), None);
+        // Stored in an item, the value fails the write-back, naming the script.
+        let e = err(&nested(100_000, "ctx.resource_list[\"items\"][0][\"d\"] = x\n"));
+        assert!(
+            e.starts_with("starlark script t.star: cannot write back ctx.resource_list: "),
+            "{e}"
+        );
+        assert!(e.contains(too_deep), "{e}");
+    }
+
+    fn small() -> Bounds {
+        Bounds {
+            ticks: 200_000,
+            heap: 32 << 20,
+            time: Duration::from_secs(20),
+        }
+    }
+
+    /// Items written back nest at most 126 levels (the ResourceList's map and `items` make
+    /// the YAML limit of 128).
+    #[test]
+    fn items_written_back_nest_at_most_the_yaml_limit() {
+        // The item is one level, its list `d` of n + 1 lists the rest.
+        let store = "ctx.resource_list[\"items\"][0][\"d\"] = x\n";
+        let out = run_bounded("t.star", &nested(124, store), &config(), vec![cm("a")], small())
+            .unwrap();
+        let mut v = &out.items[0]["d"];
+        let mut depth = 2;
+        while let Some(inner) = v.get(0) {
+            v = inner;
+            depth += 1;
+        }
+        assert_eq!(depth, 125 + 1, "the item plus 125 lists");
+        let e = err(&nested(125, store));
+        assert_eq!(
+            e,
+            "starlark script t.star: cannot write back ctx.resource_list: ctx.resource_list[\"items\"][0] is nested more than 126 levels deep (the YAML nesting depth limit is 128, and the ResourceList takes two)"
+        );
+        assert_eq!(depth_beyond(5)(&json!({"a": [1, {"b": []}]})), 3);
+        assert_eq!(depth_beyond(5)(&json!("x")), 0);
+        assert_eq!(depth_beyond(1)(&json!([[[[]]]])), 2);
+    }
+
+    /// The output is read through a root the collector updates: a script that allocates
+    /// enough to be collected still writes back its items (it failed "assertion failed:
+    /// !self.is_forward()" before, and read moved memory in a release build).
+    #[test]
+    fn output_survives_garbage_collection() {
+        let source = "junk = []\nfor i in range(100000):\n    junk = [junk, str(i)]\njunk = None\nctx.resource_list[\"items\"][0][\"data\"] = {\"k\": \"v\"}\nctx = None\n";
+        let out = run_bounded("t.star", source, &config(), vec![cm("a")], small()).unwrap();
+        assert_eq!(out.items[0]["data"], json!({"k": "v"}));
+        assert_eq!(out.items[0]["metadata"]["name"], "a");
     }
 
     #[test]
