@@ -210,6 +210,58 @@ fn issue12_starlark_deep_nesting_fails_the_step() {
     }
 }
 
+/// SECURITY.md "Starlark sandbox": a value nested deeply at run time (a list wrapped 100,000
+/// times in a loop; `json.encode` of it aborted the process with signal 6, the others failed
+/// with "assertion failed: !self.is_forward()") fails the step with an error naming the
+/// script; the ResourceList is written and its items are unchanged (the label each script
+/// sets first is not kept).
+#[test]
+fn issue12_starlark_deeply_nested_value_fails_the_step() {
+    let build = "ctx.resource_list[\"items\"][0][\"metadata\"][\"labels\"] = {\"deep\": \"yes\"}\nx = []\nfor i in range(100000):\n    x = [x]\n";
+    let cases = [
+        (
+            "encode.star",
+            "y = json.encode(x)\n",
+            "starlark script encode.star:5:",
+            "value nested too deeply (more than 1000 levels)",
+        ),
+        (
+            "str.star",
+            "y = str(x)\n",
+            "starlark script str.star:5:",
+            "value nested too deeply (more than 1000 levels)",
+        ),
+        (
+            "equal.star",
+            "y = [x] == [[x]]\n",
+            "starlark script equal.star:5:",
+            "Too many recursion levels",
+        ),
+        (
+            "store.star",
+            "ctx.resource_list[\"items\"][0][\"data\"] = {\"deep\": x}\n",
+            "starlark script store.star: cannot write back ctx.resource_list: ",
+            "value nested too deeply (more than 1000 levels)",
+        ),
+        (
+            "store200.star",
+            "y = []\nfor i in range(200):\n    y = [y]\nctx.resource_list[\"items\"][0][\"data\"] = {\"deep\": y}\n",
+            "starlark script store200.star: cannot write back ctx.resource_list: ",
+            "is nested more than 126 levels deep (the YAML nesting depth limit is 128",
+        ),
+    ];
+    for (file, tail, at, message) in cases {
+        let script = format!("{build}{tail}");
+        let pkg = package(&format!("{{path: {file}}}"), file, &script)
+            .with_deadline(Duration::from_secs(120));
+        let out = run_mode(&pkg);
+        assert_error(&out, at);
+        let text = stdout(&out);
+        assert!(text.contains(message), "{file}: {text}");
+        assert!(!text.contains("deep: yes"), "{file}: {text}");
+    }
+}
+
 #[test]
 fn issue12_starlark_script_cannot_read_files() {
     let pkg = package(
