@@ -971,9 +971,10 @@ for r in ctx.resource_list["items"]:
         assert!(check_nesting("krmfn.star", KRMFN).is_ok());
     }
 
-    /// A list nested `n` times in a loop (`n + 1` lists), then `tail`.
-    fn nested(n: usize, tail: &str) -> String {
-        format!("x = []\nfor i in range({n}):\n    x = [x]\n{tail}")
+    /// A function that wraps a list `n` times (`n + 1` lists) and then runs `body` (line 5),
+    /// called by the last statement: the collector runs only between top-level statements.
+    fn nested(n: usize, body: &str) -> String {
+        format!("def f():\n    x = []\n    for i in range({n}):\n        x = [x]\n    {body}\nf()\n")
     }
 
     /// `vendor/starlark/PATCHES.md` 3: text and JSON of a value stop at 1,000 levels with an
@@ -982,39 +983,60 @@ for r in ctx.resource_list["items"]:
     #[test]
     fn values_nested_deeply_fail_instead_of_overflowing_the_stack() {
         let too_deep = "value nested too deeply (more than 1000 levels)";
-        for (tail, line, message) in [
-            ("y = json.encode(x)\n", 4, too_deep),
-            ("y = str(x)\n", 4, too_deep),
-            ("y = repr(x)\n", 4, too_deep),
-            ("y = [x] == [[x]]\n", 4, "Too many recursion levels"),
-            ("y = [x] < [[x]]\n", 4, "Too many recursion levels"),
+        for (body, message) in [
+            ("return json.encode(x)", too_deep),
+            ("return str(x)", too_deep),
+            ("return repr(x)", too_deep),
+            ("return [x] == [[x]]", "Too many recursion levels"),
+            ("return [x] < [[x]]", "Too many recursion levels"),
         ] {
-            let e = err(&nested(100_000, tail));
-            assert!(
-                e.starts_with(&format!("starlark script t.star:{line}:")),
-                "{tail}: {e}"
-            );
-            assert!(e.contains(message), "{tail}: {e}");
+            let e = err(&nested(100_000, body));
+            assert!(e.starts_with("starlark script t.star:5:"), "{body}: {e}");
+            assert!(e.contains(message), "{body}: {e}");
         }
-        let e = err("t = ()\nfor i in range(100000):\n    t = (t,)\nd = {t: 1}\n");
-        assert!(e.starts_with("starlark script t.star:4:"), "{e}");
+        let e = err(
+            "def f():\n    t = ()\n    for i in range(100000):\n        t = (t,)\n    return {t: 1}\nf()\n",
+        );
+        assert!(e.starts_with("starlark script t.star:5:"), "{e}");
         assert!(e.contains("Too many recursion levels"), "{e}");
         // At the limit: 1,000 lists encode and print; 1,001 do not.
-        let ok = "y = json.encode(x)\nz = str(x)\nw = repr(x)\n";
+        let ok = "return [json.encode(x), str(x), repr(x)]";
         assert_eq!(under(&nested(999, ok), small()), None);
-        for tail in ["y = json.encode(x)\n", "y = str(x)\n", "y = repr(x)\n"] {
-            let e = err(&nested(1_000, tail));
-            assert!(e.contains(too_deep), "{tail}: {e}");
+        for body in ["return json.encode(x)", "return str(x)", "return repr(x)"] {
+            let e = err(&nested(1_000, body));
+            assert!(e.contains(too_deep), "{body}: {e}");
         }
-        // A cut text left by `print` does not fail a later `str`.
-        assert_eq!(under(&nested(1_000, "print(x)\ny = str([1])\n"), small()), None);
+        // A text cut by `print` does not fail a later `str`.
+        let body = "print(x)\n    return str([1])";
+        assert_eq!(under(&nested(1_000, body), small()), None);
         // Stored in an item, the value fails the write-back, naming the script.
-        let e = err(&nested(100_000, "ctx.resource_list[\"items\"][0][\"d\"] = x\n"));
+        let e = err(&nested(
+            100_000,
+            "ctx.resource_list[\"items\"][0][\"d\"] = x",
+        ));
         assert!(
             e.starts_with("starlark script t.star: cannot write back ctx.resource_list: "),
             "{e}"
         );
         assert!(e.contains(too_deep), "{e}");
+    }
+
+    /// `vendor/starlark/PATCHES.md` 4: the collector (between top-level statements) copies a
+    /// value one native frame per level; past 10,000 levels (a list is two) it panics with a
+    /// message saying so, which fails the step (200,000 lists overflowed the stack and
+    /// aborted the process); 4,900 lists are collected.
+    #[test]
+    fn the_collector_refuses_values_nested_too_deeply() {
+        let deep = |n: usize| format!("x = []\nfor i in range({n}):\n    x = [x]\ny = 1\n");
+        let e = err(&deep(20_000));
+        assert_eq!(
+            e,
+            "starlark script t.star: the interpreter failed (value nested too deeply for the garbage collector (more than 10000 levels); values this deep cannot be kept); if the script builds huge strings or lists in one expression, build less"
+        );
+        // The limit is near: 5,100 lists (10,200 levels) are refused, 4,900 are copied (both
+        // pass the first collection threshold of 100 KB, so the collector runs).
+        assert!(err(&deep(5_100)).contains("for the garbage collector"));
+        assert_eq!(under(&deep(4_900), small()), None);
     }
 
     fn small() -> Bounds {
@@ -1045,7 +1067,7 @@ for r in ctx.resource_list["items"]:
             e,
             "starlark script t.star: cannot write back ctx.resource_list: ctx.resource_list[\"items\"][0] is nested more than 126 levels deep (the YAML nesting depth limit is 128, and the ResourceList takes two)"
         );
-        assert_eq!(depth_beyond(5)(&json!({"a": [1, {"b": []}]})), 3);
+        assert_eq!(depth_beyond(5)(&json!({"a": [1, {"b": []}]})), 4);
         assert_eq!(depth_beyond(5)(&json!("x")), 0);
         assert_eq!(depth_beyond(1)(&json!([[[[]]]])), 2);
     }
@@ -1055,7 +1077,7 @@ for r in ctx.resource_list["items"]:
     /// !self.is_forward()" before, and read moved memory in a release build).
     #[test]
     fn output_survives_garbage_collection() {
-        let source = "junk = []\nfor i in range(100000):\n    junk = [junk, str(i)]\njunk = None\nctx.resource_list[\"items\"][0][\"data\"] = {\"k\": \"v\"}\nctx = None\n";
+        let source = "junk = []\nfor i in range(100000):\n    junk.append(str(i))\njunk = None\nctx.resource_list[\"items\"][0][\"data\"] = {\"k\": \"v\"}\nctx = None\n";
         let out = run_bounded("t.star", source, &config(), vec![cm("a")], small()).unwrap();
         assert_eq!(out.items[0]["data"], json!({"k": "v"}));
         assert_eq!(out.items[0]["metadata"]["name"], "a");
