@@ -21,8 +21,9 @@
 //! list repetition is allocated before it is refused), the function timeout
 //! ([`crate::env::FUNCTION_TIMEOUT`]), nesting checked on the tokens before parsing
 //! ([`MAX_BRACKET_DEPTH`] and the limits after it: a stack overflow would abort the process),
-//! and a thread of its own with a large stack so that a panic inside the interpreter fails the
-//! step, not the run.
+//! values nested deeply at run time (bounded in the vendored crate, `vendor/starlark/PATCHES.md`
+//! 3 and 4; items written back nest at most `yaml::MAX_DEPTH` - 2 levels), and a thread of its
+//! own with a large stack so that a panic inside the interpreter fails the step, not the run.
 
 use std::cell::Cell;
 use std::io::Write as _;
@@ -974,7 +975,9 @@ for r in ctx.resource_list["items"]:
     /// A function that wraps a list `n` times (`n + 1` lists) and then runs `body` (line 5),
     /// called by the last statement: the collector runs only between top-level statements.
     fn nested(n: usize, body: &str) -> String {
-        format!("def f():\n    x = []\n    for i in range({n}):\n        x = [x]\n    {body}\nf()\n")
+        format!(
+            "def f():\n    x = []\n    for i in range({n}):\n        x = [x]\n    {body}\nf()\n"
+        )
     }
 
     /// `vendor/starlark/PATCHES.md` 3: text and JSON of a value stop at 1,000 levels with an
@@ -1053,8 +1056,14 @@ for r in ctx.resource_list["items"]:
     fn items_written_back_nest_at_most_the_yaml_limit() {
         // The item is one level, its list `d` of n + 1 lists the rest.
         let store = "ctx.resource_list[\"items\"][0][\"d\"] = x\n";
-        let out = run_bounded("t.star", &nested(124, store), &config(), vec![cm("a")], small())
-            .unwrap();
+        let out = run_bounded(
+            "t.star",
+            &nested(124, store),
+            &config(),
+            vec![cm("a")],
+            small(),
+        )
+        .unwrap();
         let mut v = &out.items[0]["d"];
         let mut depth = 2;
         while let Some(inner) = v.get(0) {

@@ -247,13 +247,19 @@ fn issue12_starlark_deeply_nested_value_fails_the_step() {
         ),
         (
             "store.star",
-            nested(100_000, "ctx.resource_list[\"items\"][0][\"data\"] = {\"deep\": x}"),
+            nested(
+                100_000,
+                "ctx.resource_list[\"items\"][0][\"data\"] = {\"deep\": x}",
+            ),
             "starlark script store.star: cannot write back ctx.resource_list: ",
             too_deep,
         ),
         (
             "store200.star",
-            nested(200, "ctx.resource_list[\"items\"][0][\"data\"] = {\"deep\": x}"),
+            nested(
+                200,
+                "ctx.resource_list[\"items\"][0][\"data\"] = {\"deep\": x}",
+            ),
             "starlark script store200.star: cannot write back ctx.resource_list: ",
             "is nested more than 126 levels deep (the YAML nesting depth limit is 128",
         ),
