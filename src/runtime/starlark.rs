@@ -21,8 +21,9 @@
 //! list repetition is allocated before it is refused), the function timeout
 //! ([`crate::env::FUNCTION_TIMEOUT`]), nesting checked on the tokens before parsing
 //! ([`MAX_BRACKET_DEPTH`] and the limits after it: a stack overflow would abort the process),
-//! and a thread of its own with a large stack so that a panic inside the interpreter fails the
-//! step, not the run.
+//! values nested deeply at run time (bounded in the vendored crate, `vendor/starlark/PATCHES.md`
+//! 3 and 4; items written back nest at most `yaml::MAX_DEPTH` - 2 levels), and a thread of its
+//! own with a large stack so that a panic inside the interpreter fails the step, not the run.
 
 use std::cell::Cell;
 use std::io::Write as _;
@@ -530,6 +531,11 @@ fn evaluate(
             ("environment", environment),
         ]));
         module.set("ctx", ctx);
+        // The collector moves values: a `Value` held here is stale after any collection (and
+        // unpacking it failed "assertion failed: !self.is_forward()" once a script allocated
+        // enough to trigger one), so the output is read back through a root the collector
+        // updates. The script may rebind `ctx`; this one is what it was handed.
+        module.set_extra_value(resource_list);
         let mut eval = Evaluator::new(&module);
         eval.set_loader(&loader);
         eval.set_print_handler(&printer);
@@ -556,6 +562,12 @@ fn evaluate(
                 ),
             });
         }
+        let Some(resource_list) = module.extra_value() else {
+            return Err(RuntimeError::StarlarkOutput {
+                script: script.to_owned(),
+                reason: "ctx.resource_list was lost".to_owned(),
+            });
+        };
         resource_list
             .to_json_value()
             .map_err(|e| RuntimeError::StarlarkOutput {
@@ -599,6 +611,19 @@ fn write_back(script: &str, output: Value) -> Result<Output, RuntimeError> {
             type_name(item)
         )));
     }
+    // The ResourceList written out must read back (its map and `items` are two levels).
+    let max_item = crate::yaml::MAX_DEPTH - 2;
+    if let Some((i, _)) = items
+        .iter()
+        .map(depth_beyond(max_item))
+        .enumerate()
+        .find(|(_, d)| *d > max_item)
+    {
+        return Err(bad(format!(
+            "ctx.resource_list[\"items\"][{i}] is nested more than {max_item} levels deep (the YAML nesting depth limit is {}, and the ResourceList takes two)",
+            crate::yaml::MAX_DEPTH
+        )));
+    }
     let results = match list.remove("results") {
         Some(Value::Array(results)) => results,
         None | Some(Value::Null) => Vec::new(),
@@ -610,6 +635,29 @@ fn write_back(script: &str, output: Value) -> Result<Output, RuntimeError> {
         }
     };
     Ok(Output { items, results })
+}
+
+/// The nesting depth of a value (a scalar is 0, `{}` is 1), counted up to `limit + 1`.
+/// Iterative: the value came from the interpreter, which bounds it at 1,000 levels, but a
+/// walk of its own costs no stack.
+fn depth_beyond(limit: usize) -> impl Fn(&Value) -> usize {
+    move |value| {
+        let mut deepest = 0;
+        let mut todo = vec![(value, 1usize)];
+        while let Some((v, depth)) = todo.pop() {
+            let children: Box<dyn Iterator<Item = &Value>> = match v {
+                Value::Array(a) => Box::new(a.iter()),
+                Value::Object(o) => Box::new(o.values()),
+                _ => continue,
+            };
+            deepest = deepest.max(depth);
+            if deepest > limit {
+                break;
+            }
+            todo.extend(children.map(|c| (c, depth + 1)));
+        }
+        deepest
+    }
 }
 
 fn type_name(v: &Value) -> &'static str {
@@ -636,12 +684,7 @@ mod tests {
     }
 
     fn err(source: &str) -> String {
-        let small = Bounds {
-            ticks: 200_000,
-            heap: 32 << 20,
-            time: Duration::from_secs(20),
-        };
-        run_bounded("t.star", source, &config(), vec![cm("a")], small)
+        run_bounded("t.star", source, &config(), vec![cm("a")], small())
             .unwrap_err()
             .to_string()
     }
@@ -922,6 +965,129 @@ for r in ctx.resource_list["items"]:
 "#;
         assert!(check_nesting("t.star", normal).is_ok());
         assert!(check_nesting("krmfn.star", KRMFN).is_ok());
+    }
+
+    /// A function that wraps a list `n` times (`n + 1` lists) and then runs `body` (line 5),
+    /// called by the last statement: the collector runs only between top-level statements.
+    fn nested(n: usize, body: &str) -> String {
+        format!(
+            "def f():\n    x = []\n    for i in range({n}):\n        x = [x]\n    {body}\nf()\n"
+        )
+    }
+
+    /// `vendor/starlark/PATCHES.md` 3: text and JSON of a value stop at 1,000 levels with an
+    /// error (a list nested 100,000 times aborted the process in `json.encode`); hashing,
+    /// `==` and comparison stop at the interpreter's own recursion limit.
+    #[test]
+    fn values_nested_deeply_fail_instead_of_overflowing_the_stack() {
+        let too_deep = "value nested too deeply (more than 1000 levels)";
+        for (body, message) in [
+            ("return json.encode(x)", too_deep),
+            ("return str(x)", too_deep),
+            ("return repr(x)", too_deep),
+            ("return [x] == [[x]]", "Too many recursion levels"),
+            ("return [x] < [[x]]", "Too many recursion levels"),
+        ] {
+            let e = err(&nested(100_000, body));
+            assert!(e.starts_with("starlark script t.star:5:"), "{body}: {e}");
+            assert!(e.contains(message), "{body}: {e}");
+        }
+        let e = err(
+            "def f():\n    t = ()\n    for i in range(100000):\n        t = (t,)\n    return {t: 1}\nf()\n",
+        );
+        assert!(e.starts_with("starlark script t.star:5:"), "{e}");
+        assert!(e.contains("Too many recursion levels"), "{e}");
+        // At the limit: 1,000 lists encode and print; 1,001 do not.
+        let ok = "return [json.encode(x), str(x), repr(x)]";
+        assert_eq!(under(&nested(999, ok), small()), None);
+        for body in ["return json.encode(x)", "return str(x)", "return repr(x)"] {
+            let e = err(&nested(1_000, body));
+            assert!(e.contains(too_deep), "{body}: {e}");
+        }
+        // A text cut by `print` does not fail a later `str`.
+        let body = "print(x)\n    return str([1])";
+        assert_eq!(under(&nested(1_000, body), small()), None);
+        // Stored in an item, the value fails the write-back, naming the script.
+        let e = err(&nested(
+            100_000,
+            "ctx.resource_list[\"items\"][0][\"d\"] = x",
+        ));
+        assert!(
+            e.starts_with("starlark script t.star: cannot write back ctx.resource_list: "),
+            "{e}"
+        );
+        assert!(e.contains(too_deep), "{e}");
+    }
+
+    /// `vendor/starlark/PATCHES.md` 4: the collector (between top-level statements) copies a
+    /// value one native frame per level; past 10,000 levels (a list is two) it panics with a
+    /// message saying so, which fails the step (200,000 lists overflowed the stack and
+    /// aborted the process); 4,900 lists are collected.
+    #[test]
+    fn the_collector_refuses_values_nested_too_deeply() {
+        let deep = |n: usize| format!("x = []\nfor i in range({n}):\n    x = [x]\ny = 1\n");
+        let e = err(&deep(20_000));
+        assert_eq!(
+            e,
+            "starlark script t.star: the interpreter failed (value nested too deeply for the garbage collector (more than 10000 levels); values this deep cannot be kept); if the script builds huge strings or lists in one expression, build less"
+        );
+        // The limit is near: 5,100 lists (10,200 levels) are refused, 4,900 are copied (both
+        // pass the first collection threshold of 100 KB, so the collector runs).
+        assert!(err(&deep(5_100)).contains("for the garbage collector"));
+        assert_eq!(under(&deep(4_900), small()), None);
+    }
+
+    /// Small tick and heap bounds. The time bound is not what these tests check: on a loaded
+    /// machine (2 cores, load 7) a debug build took 12 s to reach the heap limit of
+    /// `endless_loops_and_memory_hogs_are_bounded` and 7 s for 200,000 ticks, and 20 s failed it.
+    fn small() -> Bounds {
+        Bounds {
+            ticks: 200_000,
+            heap: 32 << 20,
+            time: Duration::from_secs(120),
+        }
+    }
+
+    /// Items written back nest at most 126 levels (the ResourceList's map and `items` make
+    /// the YAML limit of 128).
+    #[test]
+    fn items_written_back_nest_at_most_the_yaml_limit() {
+        // The item is one level, its list `d` of n + 1 lists the rest.
+        let store = "ctx.resource_list[\"items\"][0][\"d\"] = x\n";
+        let out = run_bounded(
+            "t.star",
+            &nested(124, store),
+            &config(),
+            vec![cm("a")],
+            small(),
+        )
+        .unwrap();
+        let mut v = &out.items[0]["d"];
+        let mut depth = 2;
+        while let Some(inner) = v.get(0) {
+            v = inner;
+            depth += 1;
+        }
+        assert_eq!(depth, 125 + 1, "the item plus 125 lists");
+        let e = err(&nested(125, store));
+        assert_eq!(
+            e,
+            "starlark script t.star: cannot write back ctx.resource_list: ctx.resource_list[\"items\"][0] is nested more than 126 levels deep (the YAML nesting depth limit is 128, and the ResourceList takes two)"
+        );
+        assert_eq!(depth_beyond(5)(&json!({"a": [1, {"b": []}]})), 4);
+        assert_eq!(depth_beyond(5)(&json!("x")), 0);
+        assert_eq!(depth_beyond(1)(&json!([[[[]]]])), 2);
+    }
+
+    /// The output is read through a root the collector updates: a script that allocates
+    /// enough to be collected still writes back its items (it failed "assertion failed:
+    /// !self.is_forward()" before, and read moved memory in a release build).
+    #[test]
+    fn output_survives_garbage_collection() {
+        let source = "junk = []\nfor i in range(100000):\n    junk.append(str(i))\njunk = None\nctx.resource_list[\"items\"][0][\"data\"] = {\"k\": \"v\"}\nctx = None\n";
+        let out = run_bounded("t.star", source, &config(), vec![cm("a")], small()).unwrap();
+        assert_eq!(out.items[0]["data"], json!({"k": "v"}));
+        assert_eq!(out.items[0]["metadata"]["name"], "a");
     }
 
     #[test]

@@ -210,6 +210,77 @@ fn issue12_starlark_deep_nesting_fails_the_step() {
     }
 }
 
+/// SECURITY.md "Starlark sandbox": a value nested deeply at run time (a list wrapped 100,000
+/// times in a loop; `json.encode` of it aborted the process with signal 6, the others failed
+/// with "assertion failed: !self.is_forward()", and a collection of it overflowed the stack)
+/// fails the step with an error naming the script; the ResourceList is written and its items
+/// are unchanged (the label each script sets first is not kept). The value is built inside a
+/// function, since the collector, which runs between top-level statements, refuses it first
+/// (the last case).
+#[test]
+fn issue12_starlark_deeply_nested_value_fails_the_step() {
+    let label = "ctx.resource_list[\"items\"][0][\"metadata\"][\"labels\"] = {\"deep\": \"yes\"}\n";
+    let nested = |n: usize, body: &str| {
+        format!(
+            "{label}def f():\n    x = []\n    for i in range({n}):\n        x = [x]\n    {body}\nf()\n"
+        )
+    };
+    let too_deep = "value nested too deeply (more than 1000 levels)";
+    let cases = [
+        (
+            "encode.star",
+            nested(100_000, "return json.encode(x)"),
+            "starlark script encode.star:6:",
+            too_deep,
+        ),
+        (
+            "str.star",
+            nested(100_000, "return str(x)"),
+            "starlark script str.star:6:",
+            too_deep,
+        ),
+        (
+            "equal.star",
+            nested(100_000, "return [x] == [[x]]"),
+            "starlark script equal.star:6:",
+            "Too many recursion levels",
+        ),
+        (
+            "store.star",
+            nested(
+                100_000,
+                "ctx.resource_list[\"items\"][0][\"data\"] = {\"deep\": x}",
+            ),
+            "starlark script store.star: cannot write back ctx.resource_list: ",
+            too_deep,
+        ),
+        (
+            "store200.star",
+            nested(
+                200,
+                "ctx.resource_list[\"items\"][0][\"data\"] = {\"deep\": x}",
+            ),
+            "starlark script store200.star: cannot write back ctx.resource_list: ",
+            "is nested more than 126 levels deep (the YAML nesting depth limit is 128",
+        ),
+        (
+            "collect.star",
+            format!("{label}x = []\nfor i in range(100000):\n    x = [x]\ny = 1\n"),
+            "starlark script collect.star: the interpreter failed (value nested too deeply for the garbage collector",
+            "more than 10000 levels",
+        ),
+    ];
+    for (file, script, at, message) in cases {
+        let pkg = package(&format!("{{path: {file}}}"), file, &script)
+            .with_deadline(Duration::from_secs(120));
+        let out = run_mode(&pkg);
+        assert_error(&out, at);
+        let text = stdout(&out);
+        assert!(text.contains(message), "{file}: {text}");
+        assert!(!text.contains("deep: yes"), "{file}: {text}");
+    }
+}
+
 #[test]
 fn issue12_starlark_script_cannot_read_files() {
     let pkg = package(

@@ -117,8 +117,11 @@ use crate::values::none::none_type::VALUE_NONE;
 use crate::values::range::Range;
 use crate::values::record::instance::FrozenRecord;
 use crate::values::record::record_type::RecordType;
+use crate::values::recursive_repr_or_json_guard::StackPushError;
+use crate::values::recursive_repr_or_json_guard::ValueTooDeep;
 use crate::values::recursive_repr_or_json_guard::json_stack_push;
 use crate::values::recursive_repr_or_json_guard::repr_stack_push;
+use crate::values::recursive_repr_or_json_guard::set_repr_too_deep;
 use crate::values::stack_guard;
 use crate::values::starlark_type_id::StarlarkTypeId;
 use crate::values::string::str_type::StarlarkStr;
@@ -173,7 +176,12 @@ impl Display for Value<'_> {
                 // strings must display "with quotes", so we get everything consistent.
                 Display::fmt(self.get_ref().as_display(), f)
             }
-            Err(..) => {
+            // krm-catalog patch: cut here rather than overflow the stack.
+            Err(StackPushError::TooDeep) => {
+                set_repr_too_deep();
+                write!(f, "...")
+            }
+            Err(StackPushError::Cycle) => {
                 let mut recursive = String::new();
                 self.get_ref().collect_repr_cycle(&mut recursive);
                 write!(f, "{recursive}")
@@ -1239,7 +1247,11 @@ impl<'v> Serialize for Value<'v> {
     {
         match json_stack_push(*self) {
             Ok(_guard) => erased_serde::serialize(self.get_ref().as_serialize(), s),
-            Err(..) => Err(serde::ser::Error::custom(ToJsonCycleError(self.get_type()))),
+            // krm-catalog patch: fail rather than overflow the stack.
+            Err(StackPushError::TooDeep) => Err(serde::ser::Error::custom(ValueTooDeep)),
+            Err(StackPushError::Cycle) => {
+                Err(serde::ser::Error::custom(ToJsonCycleError(self.get_type())))
+            }
         }
     }
 }
@@ -1401,7 +1413,12 @@ impl<'v> ValueLike<'v> for Value<'v> {
             Ok(_guard) => {
                 self.get_ref().collect_repr(collector);
             }
-            Err(..) => {
+            // krm-catalog patch: cut here rather than overflow the stack.
+            Err(StackPushError::TooDeep) => {
+                set_repr_too_deep();
+                collector.push_str("...");
+            }
+            Err(StackPushError::Cycle) => {
                 self.get_ref().collect_repr_cycle(collector);
             }
         }
@@ -1417,13 +1434,21 @@ impl<'v> ValueLike<'v> for Value<'v> {
             Ok(_guard) => {
                 self.get_ref().collect_str(collector);
             }
-            Err(..) => {
+            // krm-catalog patch: cut here rather than overflow the stack.
+            Err(StackPushError::TooDeep) => {
+                set_repr_too_deep();
+                collector.push_str("...");
+            }
+            Err(StackPushError::Cycle) => {
                 self.get_ref().collect_repr_cycle(collector);
             }
         }
     }
 
     fn write_hash(self, hasher: &mut StarlarkHasher) -> crate::Result<()> {
+        // krm-catalog patch: a tuple nested deeply hashes one level per native frame; the
+        // same guard as `equals` and `compare` fails it before the stack overflows.
+        let _guard = stack_guard::stack_guard()?;
         self.get_ref().write_hash(hasher)
     }
 

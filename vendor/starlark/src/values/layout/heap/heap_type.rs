@@ -1230,6 +1230,7 @@ impl<'v> Heap<'v> {
 
             let tracer = Tracer::<'v> {
                 arena: Arena::default(),
+                depth: Cell::new(0),
                 phantom: PhantomData,
             };
             f(&tracer);
@@ -1276,8 +1277,19 @@ impl<'v> Heap<'v> {
 /// Used to perform garbage collection by [`Trace::trace`](crate::values::Trace::trace).
 pub struct Tracer<'v> {
     arena: Arena<Bump>,
+    /// krm-catalog patch: values being copied inside each other (see [`MAX_TRACE_DEPTH`]).
+    depth: Cell<usize>,
     phantom: PhantomData<&'v ()>,
 }
+
+/// krm-catalog patch: the collector copies a value and then its children, one native frame
+/// per level, so a value nested deeply (`x = [x]` in a loop: 200,000 lists overflowed a
+/// 256 MiB stack in a debug build, 100,000 did not; a list is two levels here, the list and
+/// its array) aborted the process at the next collection. A collection cannot fail halfway
+/// (values already moved), so past this depth it panics instead: the panic unwinds the
+/// evaluating thread, whose heap is dropped (moved values are forwards the old arena skips,
+/// unfilled reservations are black holes), and the embedder reports it.
+pub(crate) const MAX_TRACE_DEPTH: usize = 10_000;
 
 impl<'v> Tracer<'v> {
     /// Walk over a value during garbage collection.
@@ -1329,7 +1341,19 @@ impl<'v> Tracer<'v> {
         // Case 2: We have already been replaced with a forwarding, or need to freeze
         match old_val.unpack() {
             AValueOrForwardUnpack::Forward(x) => unsafe { x.forward_ptr().unpack_unfrozen_value() },
-            AValueOrForwardUnpack::Header(v) => unsafe { v.unpack().heap_copy(self) },
+            AValueOrForwardUnpack::Header(v) => {
+                // krm-catalog patch: bound the recursion (see `MAX_TRACE_DEPTH`).
+                let depth = self.depth.get();
+                if depth >= MAX_TRACE_DEPTH {
+                    panic!(
+                        "value nested too deeply for the garbage collector (more than {MAX_TRACE_DEPTH} levels); values this deep cannot be kept"
+                    );
+                }
+                self.depth.set(depth + 1);
+                let copy = unsafe { v.unpack().heap_copy(self) };
+                self.depth.set(depth);
+                copy
+            }
         }
     }
 }

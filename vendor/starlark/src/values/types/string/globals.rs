@@ -127,7 +127,15 @@ pub(crate) fn register_str(globals: &mut GlobalsBuilder) {
         eval: &mut Evaluator<'v, '_, '_>,
     ) -> anyhow::Result<StringValue<'v>> {
         let mut s = eval.string_pool.alloc();
+        // krm-catalog patch: a note left by `print` or `%` is not this value's.
+        let _ = crate::values::recursive_repr_or_json_guard::take_repr_too_deep();
         a.collect_repr(&mut s);
+        // krm-catalog patch: a value cut for its depth is an error, not a shorter text.
+        let cut = crate::values::recursive_repr_or_json_guard::take_repr_too_deep();
+        if let Err(e) = cut {
+            eval.string_pool.release(s);
+            return Err(e.into());
+        }
         let r = eval.heap().alloc_str(&s);
         eval.string_pool.release(s);
         Ok(r)
@@ -157,7 +165,15 @@ pub(crate) fn register_str(globals: &mut GlobalsBuilder) {
             return Ok(a);
         }
         let mut s = eval.string_pool.alloc();
+        // krm-catalog patch: a note left by `print` or `%` is not this value's.
+        let _ = crate::values::recursive_repr_or_json_guard::take_repr_too_deep();
         a.collect_str(&mut s);
+        // krm-catalog patch: a value cut for its depth is an error, not a shorter text.
+        let cut = crate::values::recursive_repr_or_json_guard::take_repr_too_deep();
+        if let Err(e) = cut {
+            eval.string_pool.release(s);
+            return Err(e.into());
+        }
         let r = eval.heap().alloc_str(&s);
         eval.string_pool.release(s);
         Ok(r)
