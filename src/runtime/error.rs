@@ -322,14 +322,14 @@ pub enum RuntimeError {
     },
     /// The interpreter panicked on a script (a bug of the interpreter, or an allocation
     /// beyond any limit); the run goes on.
-    #[error(
-        "starlark script {script}: the interpreter failed ({reason}); if the script builds huge strings or lists in one expression, build less"
-    )]
+    #[error("starlark script {script}: the interpreter failed ({reason}); {hint}")]
     StarlarkPanic {
         /// The script.
         script: String,
         /// The panic message.
         reason: String,
+        /// What to change in the script, by what the message says.
+        hint: &'static str,
     },
     /// The interpreter refused its bounds (not expected).
     #[error("cannot set the bounds of the Starlark interpreter: {0}")]

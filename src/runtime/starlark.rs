@@ -481,9 +481,17 @@ fn run_bounded(
             .map(|s| (*s).to_owned())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "no message".to_owned());
+        // The collector's own depth bound panics (vendor/starlark PATCHES.md); other panics
+        // so far came from single huge allocations.
+        let hint = if reason.contains("nested too deeply") {
+            "build values less deeply nested"
+        } else {
+            "if the script builds huge strings or lists in one expression, build less"
+        };
         RuntimeError::StarlarkPanic {
             script: script.to_owned(),
             reason,
+            hint,
         }
     })??;
     write_back(script, output)
@@ -1029,7 +1037,7 @@ for r in ctx.resource_list["items"]:
         let e = err(&deep(20_000));
         assert_eq!(
             e,
-            "starlark script t.star: the interpreter failed (value nested too deeply for the garbage collector (more than 10000 levels); values this deep cannot be kept); if the script builds huge strings or lists in one expression, build less"
+            "starlark script t.star: the interpreter failed (value nested too deeply for the garbage collector (more than 10000 levels); values this deep cannot be kept); build values less deeply nested"
         );
         // The limit is near: 5,100 lists (10,200 levels) are refused, 4,900 are copied (both
         // pass the first collection threshold of 100 KB, so the collector runs).
