@@ -386,4 +386,55 @@ mod tests {
         let eager = read(input).unwrap();
         assert_eq!(*list.items[0].value(), eager.items[0]);
     }
+
+    /// The lean scan (values of items left alone checked, not built) reads what the full scan
+    /// reads, or asks for it: same items, same items kept whole, same ranges.
+    #[test]
+    fn the_lean_scan_reads_what_the_full_scan_reads() {
+        let keep = |item: &Map<String, Value>| item.get("kind") == Some(&Value::from("Keep"));
+        let item = |body: &str| {
+            format!(
+                "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    labels: {{x: y}}\n    annotations: {{config.kubernetes.io/path: p.yaml, other: o}}\n{body}"
+            )
+        };
+        let bodies = [
+            "  data: {a: '1', b: [x, {c: d}]}\n",
+            "  data: {a: 1, a: 2}\n",
+            "  data: {a: !!str 1}\n",
+            "  data: {a: .inf}\n",
+            "  data: {<<: {a: 1}}\n",
+            "  spec: 1\n  spec: 2\n",
+            "  data: {? [k]: v}\n",
+        ];
+        for body in bodies {
+            for kind in ["ConfigMap", "Keep"] {
+                let items = format!(
+                    "{}{}",
+                    item(body).replace("ConfigMap", kind),
+                    item("  data: {z: y}\n")
+                );
+                let input = format!(
+                    "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}"
+                );
+                let full = read_skeletons(&input, &keep, false);
+                let lean = match read_skeletons(&input, &keep, true) {
+                    Err(NoScan::Redo) => {
+                        assert!(body.contains("<<"), "{input}");
+                        continue;
+                    }
+                    other => other,
+                };
+                match (full, lean) {
+                    (Ok(full), Ok(lean)) => {
+                        assert_eq!(full.0, lean.0, "{input}");
+                        assert_eq!(full.1, lean.1, "{input}");
+                        assert_eq!(full.2, lean.2, "{input}");
+                        assert_eq!(full.3.ranges, lean.3.ranges, "{input}");
+                    }
+                    (Err(full), Err(lean)) => assert_eq!(full, lean, "{input}"),
+                    (full, lean) => panic!("{input}: {:?} / {:?}", full.is_ok(), lean.is_ok()),
+                }
+            }
+        }
+    }
 }

@@ -228,7 +228,7 @@ impl<'a> NodeBuilder<'a> {
     }
 }
 
-impl<'a> Reader<'a> {
+impl Reader<'_> {
     fn new(len: usize) -> Self {
         Reader {
             stack: Vec::new(),
@@ -932,9 +932,6 @@ mod tests {
         let mut out = Map::new();
         for (key, value) in item {
             match (key.as_str(), value) {
-                ("apiVersion" | "kind", _) => {
-                    out.insert(key.clone(), value.clone());
-                }
                 ("metadata", Value::Object(meta)) => {
                     let kept = meta
                         .iter()
@@ -943,7 +940,7 @@ mod tests {
                         .collect();
                     out.insert(key.clone(), Value::Object(kept));
                 }
-                ("metadata", _) => {
+                ("apiVersion" | "kind" | "metadata", _) => {
                     out.insert(key.clone(), value.clone());
                 }
                 _ => {}
