@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::item::{Types, skeleton};
-use super::verbatim::{ItemsText, scan_items};
+use super::verbatim::{Build, ItemsText, NoScan, scan_items};
 use super::{InputError, Item, ResourceList, Verbatim};
 use crate::yaml;
 use std::fmt;
@@ -44,14 +44,21 @@ pub fn read_owned(text: String) -> Result<ResourceList<Item>, InputError> {
 
 /// [`read_owned`], keeping whole the items `keep` picks (those the pipeline will read in
 /// full anyway, such as service objects): each item is parsed once, not once as a skeleton
-/// and again when a stage needs its body.
+/// and again when a stage needs its body. `keep` must decide from what a skeleton holds
+/// (`apiVersion`, `kind`, `metadata`): of the items it leaves, the reader builds no more,
+/// and it asks early, with the fields read before the first other one (see
+/// [`yaml::NodeBuilder::lean`]).
 pub fn read_owned_keeping(
     mut text: String,
     keep: impl Fn(&Map<String, Value>) -> bool,
 ) -> Result<ResourceList<Item>, InputError> {
     // stdin was read into a buffer that grew by doubling; the text is kept for the whole run.
     text.shrink_to_fit();
-    if let Some((items, whole, function_config, scan)) = read_skeletons(&text, &keep) {
+    let skeletons = match read_skeletons(&text, &keep, true) {
+        Err(NoScan::Redo) => read_skeletons(&text, &keep, false),
+        other => other,
+    };
+    if let Ok((items, whole, function_config, scan)) = skeletons {
         return Ok(ResourceList {
             items,
             function_config,
@@ -190,7 +197,30 @@ impl<'de> serde::de::Visitor<'de> for Items<'_> {
 /// The items, which of them were kept whole, the function config and the items' text.
 type Skeletons = (Vec<Item>, Vec<bool>, Option<Value>, ItemsText);
 
-fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Option<Skeletons> {
+/// The plain block (or flow) layout read as skeletons. `lean`: build only what skeletons of
+/// items `keep` leaves alone hold ([`Build::Lean`]); `Err(NoScan::Redo)` then asks for a
+/// read without it.
+fn read_skeletons(
+    text: &str,
+    keep: &dyn Fn(&Map<String, Value>) -> bool,
+    lean: bool,
+) -> Result<Skeletons, NoScan> {
+    let build = if lean { Build::Lean(keep) } else { Build::Full };
+    let mut redo = false;
+    match read_skeletons_with(text, keep, build, &mut redo) {
+        Some(skeletons) => Ok(skeletons),
+        None if redo => Err(NoScan::Redo),
+        None => Err(NoScan::Layout),
+    }
+}
+
+/// [`read_skeletons`]; `redo` is set when the scan answers [`NoScan::Redo`].
+fn read_skeletons_with(
+    text: &str,
+    keep: &dyn Fn(&Map<String, Value>) -> bool,
+    build: Build<'_>,
+    redo: &mut bool,
+) -> Option<Skeletons> {
     yaml::check_input_size(text).ok()?;
     let chunks = yaml::split_documents(text);
     let [(_, doc)] = chunks.as_slice() else {
@@ -228,7 +258,9 @@ fn read_skeletons(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> Opt
         };
         items.push(item);
     };
-    let scan = scan_items(doc_start, doc, Some(&mut on_item))?;
+    let scan = scan_items(doc_start, doc, Some(&mut on_item), build)
+        .map_err(|e| *redo = e == NoScan::Redo)
+        .ok()?;
     let (first, last) = (scan.ranges.first()?, scan.ranges.last()?);
     // Everything but the items: the header and whatever follows the sequence.
     let mut header = String::with_capacity(first.start - doc_start + 256);
@@ -318,7 +350,7 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
     let plain = shape.aliases == 0 && shape.anchors == 0 && shape.merge_keys == 0;
     // (Flow layouts have nothing to copy, and the items are already whole.)
     let verbatim = plain
-        .then(|| scan_items(doc_start, doc, None))
+        .then(|| scan_items(doc_start, doc, None, Build::Full).ok())
         .flatten()
         .filter(|scan| !scan.reemit && scan.ranges.len() == items.len())
         .map(|scan| Verbatim {
@@ -353,5 +385,56 @@ mod tests {
         assert_eq!(list.items[2].value()["metadata"]["name"], "c");
         let eager = read(input).unwrap();
         assert_eq!(*list.items[0].value(), eager.items[0]);
+    }
+
+    /// The lean scan (values of items left alone checked, not built) reads what the full scan
+    /// reads, or asks for it: same items, same items kept whole, same ranges.
+    #[test]
+    fn the_lean_scan_reads_what_the_full_scan_reads() {
+        let keep = |item: &Map<String, Value>| item.get("kind") == Some(&Value::from("Keep"));
+        let item = |body: &str| {
+            format!(
+                "- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    labels: {{x: y}}\n    annotations: {{config.kubernetes.io/path: p.yaml, other: o}}\n{body}"
+            )
+        };
+        let bodies = [
+            "  data: {a: '1', b: [x, {c: d}]}\n",
+            "  data: {a: 1, a: 2}\n",
+            "  data: {a: !!str 1}\n",
+            "  data: {a: .inf}\n",
+            "  data: {<<: {a: 1}}\n",
+            "  spec: 1\n  spec: 2\n",
+            "  data: {? [k]: v}\n",
+        ];
+        for body in bodies {
+            for kind in ["ConfigMap", "Keep"] {
+                let items = format!(
+                    "{}{}",
+                    item(body).replace("ConfigMap", kind),
+                    item("  data: {z: y}\n")
+                );
+                let input = format!(
+                    "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}"
+                );
+                let full = read_skeletons(&input, &keep, false);
+                let lean = match read_skeletons(&input, &keep, true) {
+                    Err(NoScan::Redo) => {
+                        assert!(body.contains("<<"), "{input}");
+                        continue;
+                    }
+                    other => other,
+                };
+                match (full, lean) {
+                    (Ok(full), Ok(lean)) => {
+                        assert_eq!(full.0, lean.0, "{input}");
+                        assert_eq!(full.1, lean.1, "{input}");
+                        assert_eq!(full.2, lean.2, "{input}");
+                        assert_eq!(full.3.ranges, lean.3.ranges, "{input}");
+                    }
+                    (Err(full), Err(lean)) => assert_eq!(full, lean, "{input}"),
+                    (full, lean) => panic!("{input}: {:?} / {:?}", full.is_ok(), lean.is_ok()),
+                }
+            }
+        }
     }
 }

@@ -38,6 +38,28 @@ pub(super) struct ItemsText {
     pub(super) reemit: bool,
 }
 
+/// What [`item_nodes`] found: the `items` key, its entries and whether it is in flow style.
+type Found = (std::ops::Range<usize>, Vec<ItemNode>, bool);
+
+/// How [`scan_items`] builds the items it hands to its `on_item`.
+#[derive(Clone, Copy)]
+pub(super) enum Build<'k> {
+    /// Whole values.
+    Full,
+    /// [`yaml::NodeBuilder::lean`] values: items the function does not keep hold what a
+    /// skeleton reads, not necessarily more.
+    Lean(&'k dyn Fn(&serde_json::Map<String, Value>) -> bool),
+}
+
+/// Why [`scan_items`] has no answer.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum NoScan {
+    /// The layout is not one we copy (or the text does not parse).
+    Layout,
+    /// A lean builder met what it does not mirror: scan again with [`Build::Full`].
+    Redo,
+}
+
 /// Where the parser saw one entry of `items`: its node's first and last byte (relative to the
 /// document). A block mapping ends where the next token starts.
 struct ItemNode {
@@ -55,8 +77,24 @@ struct ItemNode {
 /// builder leaves the item to [`yaml::parse`]), so the text is parsed once.
 fn item_nodes(
     doc: &str,
+    on_item: Option<&mut dyn FnMut(Option<Value>)>,
+    build: Build<'_>,
+) -> Result<Found, NoScan> {
+    let mut redo = false;
+    item_events(doc, on_item, build, &mut redo).ok_or(if redo {
+        NoScan::Redo
+    } else {
+        NoScan::Layout
+    })
+}
+
+/// [`item_nodes`]; `redo` is set where a lean builder gives up.
+fn item_events(
+    doc: &str,
     mut on_item: Option<&mut dyn FnMut(Option<Value>)>,
-) -> Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)> {
+    build: Build<'_>,
+    redo: &mut bool,
+) -> Option<Found> {
     use granit_parser::{Event, StructureStyle};
     let mut parser = granit_parser::Parser::new_from_str(doc);
     let mut depth = 0usize;
@@ -65,7 +103,7 @@ fn item_nodes(
     let mut items_key: Option<std::ops::Range<usize>> = None;
     let mut in_items = false;
     let mut flow = false;
-    let mut found: Option<(std::ops::Range<usize>, Vec<ItemNode>, bool)> = None;
+    let mut found: Option<Found> = None;
     let mut nodes: Vec<ItemNode> = Vec::new();
     let mut open_item: Option<usize> = None;
     // The value of the open item, while it builds; `None` once the builder gave up.
@@ -127,7 +165,10 @@ fn item_nodes(
                     };
                     open_item = Some(bytes.start);
                     if on_item.is_some() {
-                        building = Some(yaml::NodeBuilder::new(bytes.len()));
+                        building = Some(match build {
+                            Build::Full => yaml::NodeBuilder::new(bytes.len()),
+                            Build::Lean(keep) => yaml::NodeBuilder::lean(bytes.len(), keep),
+                        });
                     }
                 }
                 _ => {}
@@ -136,6 +177,10 @@ fn item_nodes(
         if let Some(builder) = building.as_mut()
             && builder.feed(event).is_none()
         {
+            if builder.needs_full() {
+                *redo = true;
+                return None;
+            }
             building = None;
             if let Some(on_item) = on_item.as_mut() {
                 on_item(None);
@@ -195,8 +240,20 @@ pub(super) fn scan_items(
     doc_start: usize,
     doc: &str,
     on_item: Option<&mut dyn FnMut(Option<Value>)>,
+    build: Build<'_>,
+) -> Result<ItemsText, NoScan> {
+    let (key, nodes, flow) = item_nodes(doc, on_item, build)?;
+    ranges_of(doc_start, doc, &key, &nodes, flow).ok_or(NoScan::Layout)
+}
+
+/// The ranges of [`scan_items`] from the parser's positions.
+fn ranges_of(
+    doc_start: usize,
+    doc: &str,
+    key: &std::ops::Range<usize>,
+    nodes: &[ItemNode],
+    flow: bool,
 ) -> Option<ItemsText> {
-    let (key, nodes, flow) = item_nodes(doc, on_item)?;
     if flow {
         return Some(ItemsText {
             dash_column: 0,
@@ -219,7 +276,7 @@ pub(super) fn scan_items(
     let mut cursor = colon + 1;
     let mut dash_column = None;
     let mut starts = Vec::with_capacity(nodes.len());
-    for node in &nodes {
+    for node in nodes {
         let dash = skip_trivia(doc, cursor);
         if bytes.get(dash) != Some(&b'-') || node.start <= dash {
             return None;

@@ -276,18 +276,26 @@ pub fn split_documents(text: &str) -> Vec<(usize, &str)> {
     let mut start = 0usize;
     let mut start_line = 1usize;
     let mut offset = 0usize;
-    for (idx, line) in text.split_inclusive('\n').enumerate() {
-        let trimmed = line.trim_end_matches(['\n', '\r']);
-        let is_separator = trimmed == "---"
-            || trimmed.starts_with("--- ")
-            || trimmed.starts_with("---\t")
-            || trimmed == "...";
-        if is_separator {
-            chunks.push((start_line, &text[start..offset]));
-            start = offset + line.len();
-            start_line = idx + 2;
+    let mut idx = 0usize;
+    // Line by line with `find` (memchr): only lines starting with `-` or `.` are looked at,
+    // since a large ResourceList has hundreds of thousands of lines.
+    while offset < text.len() {
+        let rest = &text[offset..];
+        let len = rest.find('\n').map_or(rest.len(), |n| n + 1);
+        if matches!(rest.as_bytes().first(), Some(b'-' | b'.')) {
+            let trimmed = rest[..len].trim_end_matches(['\n', '\r']);
+            let is_separator = trimmed == "---"
+                || trimmed.starts_with("--- ")
+                || trimmed.starts_with("---\t")
+                || trimmed == "...";
+            if is_separator {
+                chunks.push((start_line, &text[start..offset]));
+                start = offset + len;
+                start_line = idx + 2;
+            }
         }
-        offset += line.len();
+        offset += len;
+        idx += 1;
     }
     chunks.push((start_line, &text[start..]));
     chunks.retain(|(_, chunk)| !is_blank_document(chunk));

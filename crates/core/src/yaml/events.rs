@@ -16,6 +16,7 @@
 //! agree wherever this reader answers.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 
 use granit_parser::{Event, Parser, ScalarStyle};
 use serde_json::map::Entry;
@@ -47,9 +48,32 @@ enum Slot {
     Key,
     Value(String),
     Merge,
+    /// A lean builder checks the value without building it (see [`NodeBuilder::lean`]).
+    Skip,
 }
 
-enum Frame {
+/// Which keys of a mapping a lean builder builds; the others' values are only checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    /// Every key (a full builder, or below the levels a skeleton reads).
+    All,
+    /// The item itself: `apiVersion`, `kind`, `metadata`.
+    Item,
+    /// The item's `metadata`: `name`, `namespace`, `annotations`.
+    Metadata,
+}
+
+impl Level {
+    fn wants(self, key: &str) -> bool {
+        match self {
+            Level::All => true,
+            Level::Item => matches!(key, "apiVersion" | "kind" | "metadata"),
+            Level::Metadata => matches!(key, "name" | "namespace" | "annotations"),
+        }
+    }
+}
+
+enum Frame<'a> {
     Seq {
         items: Vec<Value>,
         anchor: usize,
@@ -62,7 +86,40 @@ enum Frame {
         merges: Vec<Value>,
         anchor: usize,
         start: Counts,
+        level: Level,
+        /// Keys whose values were skipped (duplicate keys are refused all the same).
+        skipped: Vec<Cow<'a, str>>,
     },
+}
+
+/// Keys of a skipped mapping are compared one by one up to this many, then hashed.
+const LINEAR_KEYS: usize = 16;
+
+/// A collection inside a skipped value.
+enum Skipped<'a> {
+    Seq,
+    Map {
+        /// Where its keys start in [`Lean::keys`].
+        keys_from: usize,
+        expect_key: bool,
+        /// Its keys, once there are more than [`LINEAR_KEYS`].
+        set: Option<HashSet<Cow<'a, str>>>,
+    },
+}
+
+/// The state of a lean builder (see [`NodeBuilder::lean`]).
+struct Lean<'a> {
+    /// Whether an item is built whole, from the keys read so far.
+    keep: &'a dyn Fn(&Map<String, Value>) -> bool,
+    /// Whether the values of keys other than those a skeleton reads are skipped; decided at
+    /// the first such key.
+    skip: Option<bool>,
+    /// The open collections of the value being skipped.
+    frames: Vec<Skipped<'a>>,
+    /// Keys of the open skipped mappings.
+    keys: Vec<Cow<'a, str>>,
+    /// Something the skipping does not mirror was met: build the item in full instead.
+    redo: bool,
 }
 
 /// The limits of [`super::options_for`], as far as they are known before the parse.
@@ -74,8 +131,8 @@ struct Limits {
     anchors: usize,
 }
 
-struct Reader {
-    stack: Vec<Frame>,
+struct Reader<'a> {
+    stack: Vec<Frame<'a>>,
     root: Option<Value>,
     anchors: Vec<Option<Anchored>>,
     counts: Counts,
@@ -85,6 +142,7 @@ struct Reader {
     shape: Shape,
     documents: usize,
     limits: Limits,
+    lean: Option<Lean<'a>>,
 }
 
 fn expanded_nodes(written: usize) -> usize {
@@ -110,10 +168,10 @@ pub(super) fn read(text: &str) -> Option<(Option<Value>, Shape)> {
 /// builds each item while it looks for where the items are, so the text is parsed once). The
 /// node must hold no anchor or alias (the caller refuses those layouts); `None` from
 /// [`NodeBuilder::feed`] or [`NodeBuilder::finish`] means: parse the node's text with
-/// [`super::parse`] instead, which decides.
-pub struct NodeBuilder(Reader);
+/// [`super::parse`] instead, which decides (unless [`NodeBuilder::needs_full`]).
+pub struct NodeBuilder<'a>(Reader<'a>);
 
-impl NodeBuilder {
+impl<'a> NodeBuilder<'a> {
     /// A builder under the budgets [`super::parse`] gives a text of `len` bytes.
     pub fn new(len: usize) -> Self {
         let mut reader = Reader::new(len);
@@ -122,19 +180,55 @@ impl NodeBuilder {
         NodeBuilder(reader)
     }
 
+    /// A builder for a ResourceList item (a mapping) the run may leave alone. At the first
+    /// key other than `apiVersion`, `kind` and `metadata` (in `metadata`: `name`,
+    /// `namespace`, `annotations`), `keep` is asked with the item's keys read so far; if it
+    /// refuses, the values of such keys are from then on checked as [`NodeBuilder::new`]
+    /// would read them (tags, keys, duplicates, scalars, depth, budgets) but not built. So
+    /// `None` comes exactly where the full builder's would, and the value has every key the
+    /// full one has but those skipped. If `keep` takes the finished value after all, the
+    /// builder answers `None` (parse the item's text). Where the check does not mirror the
+    /// full builder (a `<<` merge key in those mappings or below them), `feed` answers `None`
+    /// and [`NodeBuilder::needs_full`] says to build the item with [`NodeBuilder::new`].
+    pub fn lean(len: usize, keep: &'a dyn Fn(&Map<String, Value>) -> bool) -> Self {
+        let mut builder = NodeBuilder::new(len);
+        builder.0.lean = Some(Lean {
+            keep,
+            skip: None,
+            frames: Vec::new(),
+            keys: Vec::new(),
+            redo: false,
+        });
+        builder
+    }
+
+    /// Whether a lean builder gave up on something it does not mirror (see
+    /// [`NodeBuilder::lean`]): its `None` means nothing, the item needs a full builder.
+    pub fn needs_full(&self) -> bool {
+        self.0.lean.as_ref().is_some_and(|lean| lean.redo)
+    }
+
     /// The next event of the node, from its start event to its end event.
-    pub fn feed(&mut self, event: Event<'_>) -> Option<()> {
+    pub fn feed(&mut self, event: Event<'a>) -> Option<()> {
         self.0.counts.events += 1;
         self.0.event(event)
     }
 
     /// The node's value, once its end event was fed.
     pub fn finish(self) -> Option<Value> {
-        self.0.end(false)?.0
+        let lean = self.0.lean.as_ref().map(|lean| (lean.keep, lean.skip));
+        let value = self.0.end(false)?.0?;
+        if let (Some((keep, Some(true))), Value::Object(map)) = (lean, &value)
+            && keep(map)
+        {
+            // Kept after all, but values were skipped.
+            return None;
+        }
+        Some(value)
     }
 }
 
-impl Reader {
+impl Reader<'_> {
     fn new(len: usize) -> Self {
         Reader {
             stack: Vec::new(),
@@ -154,6 +248,7 @@ impl Reader {
                 aliases: len.max(50_000),
                 anchors: len.max(50_000),
             },
+            lean: None,
         }
     }
 
@@ -178,8 +273,11 @@ impl Reader {
     }
 }
 
-impl Reader {
-    fn event(&mut self, event: Event<'_>) -> Option<()> {
+impl<'a> Reader<'a> {
+    fn event(&mut self, event: Event<'a>) -> Option<()> {
+        if self.skipping() {
+            return self.skip(event);
+        }
         match event {
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => Some(()),
             Event::DocumentStart(..) => {
@@ -196,7 +294,14 @@ impl Reader {
                 if self.counts.scalar_bytes > self.limits.scalar_bytes {
                     return None;
                 }
-                if let Some(Frame::Map { slot, .. }) = self.stack.last_mut()
+                let skip = self.skips(&value);
+                if let Some(Frame::Map {
+                    slot,
+                    level,
+                    map,
+                    skipped,
+                    ..
+                }) = self.stack.last_mut()
                     && matches!(slot, Slot::Key)
                 {
                     // Keys are read as strings: null-like keys are an error for serde-saphyr,
@@ -210,8 +315,22 @@ impl Reader {
                         return None;
                     }
                     if style == ScalarStyle::Plain && value == "<<" {
+                        if *level != Level::All
+                            && let Some(lean) = self.lean.as_mut()
+                        {
+                            // Merged keys would fill in skipped ones.
+                            lean.redo = true;
+                            return None;
+                        }
                         self.shape.merge_keys += 1;
                         *slot = Slot::Merge;
+                    } else if skip {
+                        // serde-saphyr reports duplicate keys with their position.
+                        if map.contains_key(&*value) || skipped.contains(&value) {
+                            return None;
+                        }
+                        skipped.push(value);
+                        *slot = Slot::Skip;
                     } else {
                         *slot = Slot::Value(value.into_owned());
                     }
@@ -231,12 +350,24 @@ impl Reader {
             }
             Event::MappingStart(_, anchor, tag) => {
                 let start = self.open(tag.is_some())?;
+                let level = match self.stack.last() {
+                    _ if self.lean.is_none() => Level::All,
+                    None => Level::Item,
+                    Some(Frame::Map {
+                        level: Level::Item,
+                        slot: Slot::Value(key),
+                        ..
+                    }) if key == "metadata" => Level::Metadata,
+                    Some(_) => Level::All,
+                };
                 self.stack.push(Frame::Map {
                     map: Map::new(),
                     slot: Slot::Key,
                     merges: Vec::new(),
                     anchor,
                     start,
+                    level,
+                    skipped: Vec::new(),
                 });
                 Some(())
             }
@@ -258,6 +389,7 @@ impl Reader {
                     merges,
                     anchor,
                     start,
+                    ..
                 }) = self.stack.pop()
                 else {
                     return None;
@@ -382,7 +514,7 @@ impl Reader {
             Some(Frame::Map {
                 map, slot, merges, ..
             }) => match std::mem::replace(slot, Slot::Key) {
-                Slot::Key => return None,
+                Slot::Key | Slot::Skip => return None,
                 Slot::Merge => merges.push(value),
                 Slot::Value(key) => match map.entry(key) {
                     Entry::Vacant(entry) => {
@@ -395,6 +527,188 @@ impl Reader {
         }
         Some(())
     }
+
+    /// Whether a lean builder skips the value of this key of the mapping being read (see
+    /// [`NodeBuilder::lean`]); the first key that could be skipped decides for the item.
+    fn skips(&mut self, key: &str) -> bool {
+        let Some(lean) = self.lean.as_mut() else {
+            return false;
+        };
+        let Some(Frame::Map {
+            level,
+            slot: Slot::Key,
+            ..
+        }) = self.stack.last()
+        else {
+            return false;
+        };
+        if level.wants(key) || *level == Level::All || key == "<<" {
+            return false;
+        }
+        *lean.skip.get_or_insert_with(|| match self.stack.first() {
+            Some(Frame::Map { map, .. }) => !(lean.keep)(map),
+            _ => false,
+        })
+    }
+
+    /// Whether the next event belongs to a value a lean builder skips.
+    fn skipping(&self) -> bool {
+        match &self.lean {
+            None => false,
+            Some(lean) => {
+                !lean.frames.is_empty()
+                    || matches!(
+                        self.stack.last(),
+                        Some(Frame::Map {
+                            slot: Slot::Skip,
+                            ..
+                        })
+                    )
+            }
+        }
+    }
+
+    /// One event of a skipped value: checked as [`Reader::event`] reads it, nothing built.
+    /// The counts and limits are the same; keys are compared, not stored as `String`s.
+    fn skip(&mut self, event: Event<'a>) -> Option<()> {
+        let is_map = matches!(event, Event::MappingStart(..));
+        match event {
+            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => Some(()),
+            Event::DocumentStart(..) => {
+                self.documents += 1;
+                (self.documents == 1).then_some(())
+            }
+            Event::Scalar(value, style, anchor, tag) => {
+                if tag.is_some() {
+                    return None;
+                }
+                self.node()?;
+                self.counts.scalar_bytes = self.counts.scalar_bytes.saturating_add(value.len());
+                if self.counts.scalar_bytes > self.limits.scalar_bytes {
+                    return None;
+                }
+                let lean = self.lean.as_mut()?;
+                if anchor != 0 {
+                    // (The caller refuses anchors before they get here.)
+                    lean.redo = true;
+                    return None;
+                }
+                if let Some(Skipped::Map {
+                    keys_from,
+                    expect_key,
+                    set,
+                }) = lean.frames.last_mut()
+                {
+                    if *expect_key {
+                        if style == ScalarStyle::Plain
+                            && (value.is_empty()
+                                || value == "~"
+                                || value.eq_ignore_ascii_case("null"))
+                        {
+                            return None;
+                        }
+                        if style == ScalarStyle::Plain && value == "<<" {
+                            lean.redo = true;
+                            return None;
+                        }
+                        *expect_key = false;
+                        return insert_key(&mut lean.keys, *keys_from, set, value);
+                    }
+                    *expect_key = true;
+                }
+                if style == ScalarStyle::Plain && matches!(plain(&value), Plain::Refused) {
+                    return None;
+                }
+                self.skipped_node_done();
+                Some(())
+            }
+            Event::SequenceStart(_, anchor, tag) | Event::MappingStart(_, anchor, tag) => {
+                let open = self.lean.as_ref().map_or(0, |lean| lean.frames.len());
+                if tag.is_some() || self.stack.len() + open >= MAX_DEPTH {
+                    return None;
+                }
+                let lean = self.lean.as_mut()?;
+                if anchor != 0 {
+                    lean.redo = true;
+                    return None;
+                }
+                if let Some(Skipped::Map { expect_key, .. }) = lean.frames.last_mut() {
+                    if *expect_key {
+                        return None;
+                    }
+                    *expect_key = true;
+                }
+                let frame = if is_map {
+                    Skipped::Map {
+                        keys_from: lean.keys.len(),
+                        expect_key: true,
+                        set: None,
+                    }
+                } else {
+                    Skipped::Seq
+                };
+                lean.frames.push(frame);
+                self.node()
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let lean = self.lean.as_mut()?;
+                match (lean.frames.pop()?, event) {
+                    (Skipped::Seq, Event::SequenceEnd) => {}
+                    (
+                        Skipped::Map {
+                            keys_from,
+                            expect_key: true,
+                            ..
+                        },
+                        Event::MappingEnd,
+                    ) => lean.keys.truncate(keys_from),
+                    _ => return None,
+                }
+                self.skipped_node_done();
+                Some(())
+            }
+            // An alias needs an anchor, which the caller refuses; anything else is serde-saphyr's.
+            _ => None,
+        }
+    }
+
+    /// A node of a skipped value ended: when it was the value itself, the mapping it belongs
+    /// to expects a key again.
+    fn skipped_node_done(&mut self) {
+        if self
+            .lean
+            .as_ref()
+            .is_some_and(|lean| lean.frames.is_empty())
+            && let Some(Frame::Map { slot, .. }) = self.stack.last_mut()
+        {
+            *slot = Slot::Key;
+        }
+    }
+}
+
+/// A key of a skipped mapping, refused when it is there already (serde-saphyr refuses
+/// duplicate keys). Small mappings compare their keys one by one; large ones hash them.
+fn insert_key<'a>(
+    keys: &mut Vec<Cow<'a, str>>,
+    from: usize,
+    set: &mut Option<HashSet<Cow<'a, str>>>,
+    key: Cow<'a, str>,
+) -> Option<()> {
+    if let Some(set) = set {
+        return set.insert(key).then_some(());
+    }
+    let mine = keys.get(from..)?;
+    if mine.contains(&key) {
+        return None;
+    }
+    if mine.len() < LINEAR_KEYS {
+        keys.push(key);
+        return Some(());
+    }
+    let mut all: HashSet<Cow<'a, str>> = keys.drain(from..).collect();
+    let fresh = all.insert(key);
+    *set = Some(all);
+    fresh.then_some(())
 }
 
 /// Nesting levels below a collection value (0 for a scalar or an empty collection).
@@ -454,30 +768,46 @@ fn resolve(text: Cow<'_, str>, style: ScalarStyle) -> Option<Value> {
     if style != ScalarStyle::Plain {
         return Some(Value::String(text.into_owned()));
     }
-    if text.is_empty() || text == "~" || text.eq_ignore_ascii_case("null") {
-        return Some(Value::Null);
+    match plain(&text) {
+        Plain::Value(value) => Some(value),
+        Plain::Str => Some(Value::String(text.into_owned())),
+        Plain::Refused => None,
     }
-    let t = yaml_trim(&text);
+}
+
+/// What a plain scalar resolves to (see [`resolve`]).
+enum Plain {
+    Value(Value),
+    /// The text itself, as a string.
+    Str,
+    Refused,
+}
+
+fn plain(text: &str) -> Plain {
+    if text.is_empty() || text == "~" || text.eq_ignore_ascii_case("null") {
+        return Plain::Value(Value::Null);
+    }
+    let t = yaml_trim(text);
     // Only these first bytes can start a boolean or a number: skip the rest quickly.
     match t.as_bytes().first() {
         Some(b'0'..=b'9' | b'+' | b'-' | b'.' | b't' | b'T' | b'f' | b'F') => {}
-        _ => return Some(Value::String(text.into_owned())),
+        _ => return Plain::Str,
     }
     if t.eq_ignore_ascii_case("true") {
-        return Some(Value::Bool(true));
+        return Plain::Value(Value::Bool(true));
     }
     if t.eq_ignore_ascii_case("false") {
-        return Some(Value::Bool(false));
+        return Plain::Value(Value::Bool(false));
     }
     if let Some(n) = int(t) {
-        return Some(n);
+        return Plain::Value(n);
     }
     match float(t) {
         Float::Finite(f) => {
-            Some(serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number))
+            Plain::Value(serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number))
         }
-        Float::NonFinite => None,
-        Float::Not => Some(Value::String(text.into_owned())),
+        Float::NonFinite => Plain::Refused,
+        Float::Not => Plain::Str,
     }
 }
 
@@ -590,10 +920,175 @@ fn float(t: &str) -> Float {
 #[cfg(test)]
 mod tests {
     use super::super::{emit, parse, parse_with_shape, serde_parse, serde_parse_with_shape};
-    use super::read;
+    use super::{NodeBuilder, read};
+    use granit_parser::{Event, Parser};
     use proptest::prelude::*;
-    use serde_json::{Value, json};
+    use serde_json::{Map, Value, json};
     use std::fmt::Write as _;
+
+    /// What a skeleton reads of an item: `apiVersion`, `kind`, and of a `metadata` mapping
+    /// `name`, `namespace` and `annotations` (another `metadata` whole).
+    fn skeleton_fields(item: &Map<String, Value>) -> Map<String, Value> {
+        let mut out = Map::new();
+        for (key, value) in item {
+            match (key.as_str(), value) {
+                ("metadata", Value::Object(meta)) => {
+                    let kept = meta
+                        .iter()
+                        .filter(|(k, _)| matches!(k.as_str(), "name" | "namespace" | "annotations"))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect();
+                    out.insert(key.clone(), Value::Object(kept));
+                }
+                ("apiVersion" | "kind" | "metadata", _) => {
+                    out.insert(key.clone(), value.clone());
+                }
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// The root node of `text` fed to a full and to a lean [`NodeBuilder`] (as the ResourceList
+    /// reader feeds an item's events): the lean one answers `None` exactly where the full one
+    /// does, or asks for the full one; otherwise it holds the skeleton's fields as the full one
+    /// has them and no key the full one lacks. Returns whether the lean builder skipped
+    /// something and answered. (Texts with anchors or aliases are the caller's to refuse.)
+    fn lean_agrees(text: &str, keep: &dyn Fn(&Map<String, Value>) -> bool) -> bool {
+        let mut events = Vec::new();
+        for next in Parser::new_from_str(text) {
+            let Ok((event, _)) = next else {
+                return false;
+            };
+            match &event {
+                Event::StreamStart
+                | Event::StreamEnd
+                | Event::DocumentStart(..)
+                | Event::DocumentEnd => {}
+                Event::Alias(_) => return false,
+                Event::Scalar(_, _, anchor, _)
+                | Event::SequenceStart(_, anchor, _)
+                | Event::MappingStart(_, anchor, _)
+                    if *anchor != 0 =>
+                {
+                    return false;
+                }
+                _ => events.push(event),
+            }
+        }
+        if !matches!(events.first(), Some(Event::MappingStart(..))) {
+            return false;
+        }
+        let mut full = Some(NodeBuilder::new(text.len()));
+        let mut lean = Some(NodeBuilder::lean(text.len(), keep));
+        let mut redo = false;
+        for event in events {
+            if let Some(b) = full.as_mut()
+                && b.feed(event.clone()).is_none()
+            {
+                full = None;
+            }
+            if let Some(b) = lean.as_mut()
+                && b.feed(event).is_none()
+            {
+                redo = b.needs_full();
+                lean = None;
+            }
+        }
+        let full = full.and_then(NodeBuilder::finish);
+        if redo {
+            return false;
+        }
+        let lean = lean.map(NodeBuilder::finish);
+        match (full, lean) {
+            (None, None | Some(None)) => false,
+            (Some(v), None) => {
+                panic!("the lean builder refused what the full one read: {text:?} -> {v:?}")
+            }
+            (None, Some(v)) => {
+                panic!("the lean builder read what the full one refuses: {text:?} -> {v:?}")
+            }
+            (Some(full), Some(None)) => {
+                let Value::Object(full) = full else {
+                    panic!("not a mapping: {text:?}");
+                };
+                assert!(keep(&full), "lean None for an item not kept: {text:?}");
+                false
+            }
+            (Some(full), Some(Some(lean))) => {
+                let (Value::Object(full), Value::Object(lean)) = (full, lean) else {
+                    panic!("not a mapping: {text:?}");
+                };
+                assert_eq!(skeleton_fields(&lean), skeleton_fields(&full), "{text:?}");
+                assert_eq!(keep(&lean), keep(&full), "{text:?}");
+                for (key, value) in &lean {
+                    if key != "metadata" {
+                        assert_eq!(Some(value), full.get(key), "{key} in {text:?}");
+                    }
+                }
+                if keep(&full) {
+                    assert_eq!(lean, full, "a kept item is whole: {text:?}");
+                }
+                lean != full
+            }
+        }
+    }
+
+    const KEEP_NONE: &dyn Fn(&Map<String, Value>) -> bool = &|_| false;
+    const KEEP_SERVICES: &dyn Fn(&Map<String, Value>) -> bool =
+        &|item| item.get("apiVersion").and_then(Value::as_str) == Some("s.example/v1");
+    const KEEP_KIND: &dyn Fn(&Map<String, Value>) -> bool =
+        &|item| item.get("kind").and_then(Value::as_str) == Some("Keep");
+
+    /// Items as the ResourceList reader meets them, with what the full builder refuses or
+    /// defers in a skipped value and in a built one.
+    const LEAN_ITEMS: &[&str] = &[
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: {x: y}\n  annotations: {a: b}\ndata: {k: v, n: [1, 2, {m: 3}]}\n",
+        "apiVersion: s.example/v1\nkind: Keep\nmetadata: {name: a}\nspec: {x: [1, 2]}\n",
+        "kind: Keep\nspec: {x: 1}\napiVersion: v1\n",
+        "spec: {x: 1}\napiVersion: v1\nkind: ConfigMap\n",
+        "apiVersion: v1\nkind: X\nspec: {a: 1, a: 2}\n",
+        "apiVersion: v1\nkind: X\nspec: 1\nspec: 2\n",
+        "apiVersion: v1\nkind: X\nspec: 1\n'spec': 2\n",
+        "apiVersion: v1\nkind: X\ndata: {}\nmetadata: {name: a, labels: {}, labels: {}}\n",
+        "apiVersion: v1\nkind: X\nspec: {a: !!str 1}\n",
+        "apiVersion: v1\nkind: X\nspec: !custom {a: 1}\n",
+        "apiVersion: v1\nkind: X\nspec: [.inf]\n",
+        "apiVersion: v1\nkind: X\nspec: {a: -.NaN, b: 1e999}\n",
+        "apiVersion: v1\nkind: X\nspec: {~: 1}\n",
+        "apiVersion: v1\nkind: X\nspec: {? [a]: 1}\n",
+        "apiVersion: v1\nkind: X\nspec: {<<: {a: 1}, b: 2}\n",
+        "apiVersion: v1\nkind: X\n<<: {spec: 1}\nspec: 2\n",
+        "apiVersion: v1\nkind: X\nspec: {'<<': 1}\n",
+        "apiVersion: v1\nkind: X\nmetadata: {name: 7, namespace: [a]}\nspec: {}\n",
+        "apiVersion: 1\nkind: X\nmetadata: [a]\nspec: {}\n",
+        "apiVersion: v1\nkind: X\nspec: {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10, k: 11, l: 12, m: 13, n: 14, o: 15, p: 16, q: 17, r: 18, a: 19}\n",
+        "apiVersion: v1\nkind: X\nspec: {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10, k: 11, l: 12, m: 13, n: 14, o: 15, p: 16, q: 17, r: 18, s: {a: 1, a: 2}}\n",
+        "apiVersion: v1\nkind: X\nspec: {a: 1, b: 2, c: 3, d: 4, e: 5, f: 6, g: 7, h: 8, i: 9, j: 10, k: 11, l: 12, m: 13, n: 14, o: 15, p: 16, q: 17, r: 18, s: 19}\n",
+    ];
+
+    #[test]
+    fn lean_builder_agrees_with_the_full_one() {
+        let mut skipped = 0;
+        for text in LEAN_ITEMS {
+            for keep in [KEEP_NONE, KEEP_SERVICES, KEEP_KIND] {
+                skipped += usize::from(lean_agrees(text, keep));
+            }
+        }
+        assert!(skipped >= 10, "{skipped}");
+        let deep = format!(
+            "apiVersion: v1\nspec: {}{}\n",
+            "[".repeat(127),
+            "]".repeat(127)
+        );
+        assert!(lean_agrees(&deep, KEEP_NONE));
+        let deeper = format!(
+            "apiVersion: v1\nspec: {}{}\n",
+            "[".repeat(128),
+            "]".repeat(128)
+        );
+        assert!(!lean_agrees(&deeper, KEEP_NONE));
+    }
 
     /// The reader's answer agrees with serde-saphyr's; returns whether the reader answered.
     fn agrees(text: &str) -> bool {
@@ -761,8 +1256,58 @@ mod tests {
         "[-+._0-9a-fA-FxXoObBeEtTrRuUlLsSnNiI~]{0,8}"
     }
 
+    /// Item-like mappings: the keys a skeleton reads and others, at the levels it reads.
+    fn item() -> impl Strategy<Value = Value> {
+        let key = prop::sample::select(vec![
+            "apiVersion",
+            "kind",
+            "metadata",
+            "name",
+            "namespace",
+            "annotations",
+            "labels",
+            "spec",
+            "data",
+            "<<",
+            "a",
+        ]);
+        let inner = value();
+        let level = prop::collection::vec((key.clone(), inner), 0..6)
+            .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()));
+        prop::collection::vec((key, prop_oneof![level, value()]), 0..8)
+            .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        /// The lean builder against the full one, on item-like values in block and flow style.
+        #[test]
+        fn lean_builder_agrees(v in item(), api in prop::sample::select(vec!["v1", "s.example/v1"])) {
+            let mut v = v;
+            if let Value::Object(map) = &mut v && map.contains_key("apiVersion") {
+                map.insert("apiVersion".to_owned(), json!(api));
+            }
+            for keep in [KEEP_NONE, KEEP_SERVICES, KEEP_KIND] {
+                lean_agrees(&emit(&v), keep);
+                lean_agrees(&serde_json::to_string(&v).unwrap_or_default(), keep);
+            }
+        }
+
+        /// Item-like text made of YAML pieces (duplicate keys, tags, merge keys, odd scalars).
+        #[test]
+        fn lean_builder_agrees_on_pieces(pieces in prop::collection::vec(prop::sample::select(vec![
+            "apiVersion: v1\n", "kind: Keep\n", "metadata:\n", "  name: a\n", "  labels:\n",
+            "    x: y\n", "  annotations: {a: b}\n", "spec:\n", "  a: 1\n", "  a: [1]\n",
+            "  b: !!str 1\n", "  c: .inf\n", "  <<: {d: 1}\n", "  ~: x\n", "  - 1\n", "data: {a: 1, a: 2}\n",
+            "data: {'a': 1, \"b\": [x, {c: d}]}\n", "  ? [k]\n  : v\n", "spec: 1e999\n",
+            "  e: |\n    t\n", "apiVersion: s.example/v1\n", "  f: 'on'\n",
+        ]), 1..12)) {
+            let text = pieces.concat();
+            for keep in [KEEP_NONE, KEEP_SERVICES, KEEP_KIND] {
+                lean_agrees(&text, keep);
+            }
+        }
 
         /// Block style as `emit` writes it.
         #[test]
