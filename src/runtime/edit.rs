@@ -136,15 +136,20 @@ pub(super) fn insert_sibling_where(
         if !out.ends_with('\n') {
             out.push('\n');
         }
-        out.push_str(&" ".repeat(col));
-        out.push_str(new_key);
-        out.push_str(": ");
-        out.push_str(new_value);
-        out.push('\n');
+        push_entry(&mut out, col, new_key, new_value);
         out.push_str(&lines[i + 1..].concat());
         return Some(out);
     }
     None
+}
+
+/// One block-style `key: value` line at `indent` columns.
+fn push_entry(out: &mut String, indent: usize, key: &str, value: &str) {
+    out.push_str(&" ".repeat(indent));
+    out.push_str(key);
+    out.push_str(": ");
+    out.push_str(value);
+    out.push('\n');
 }
 
 /// Turn the first block-style `key: <value>` line (from line `from` on) into a mapping of
@@ -177,14 +182,8 @@ pub(super) fn expand_scalar(
         out.push_str(&content[..colon]);
         out.push_str(comment);
         out.push('\n');
-        let inner = " ".repeat(col + 2);
-        for (k, v) in [(value_key, written.trim()), (new_key, new_value)] {
-            out.push_str(&inner);
-            out.push_str(k);
-            out.push_str(": ");
-            out.push_str(v);
-            out.push('\n');
-        }
+        push_entry(&mut out, col + 2, value_key, written.trim());
+        push_entry(&mut out, col + 2, new_key, new_value);
         out.push_str(&lines[i + 1..].concat());
         return Some(out);
     }
