@@ -31,7 +31,9 @@ pub(super) fn load(
     let early_identity = config_ref.map(resource_list::identity);
     hydrate(items, verbatim, |_, item| {
         (is_inline_catalog_item(item) && !resource_list::has_function_annotation(item))
-            || early_identity.as_deref() == Some(resource_list::identity(item).as_str())
+            || early_identity
+                .as_deref()
+                .is_some_and(|id| resource_list::has_identity(item, id))
     });
     let items: &[Item] = items;
     // Inline catalogs were read in full just above (a skeleton only if that failed).

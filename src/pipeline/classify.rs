@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use super::input::{gvk_of, hydrate, is_inline_catalog_item, is_service_set};
+use super::input::{gvk_of, hydrate, is_inline_catalog_item, is_service_set_gvk};
 use super::output::GENERATED_FROM;
 use crate::catalog::kep::Runtime;
 use crate::catalog::{Catalog, Kind, Service};
@@ -66,17 +66,23 @@ pub(super) fn classify(
         })
         .chain(config_identity)
         .collect();
-    let sources_present: HashSet<String> = if asked.is_empty() {
-        HashSet::new()
-    } else {
-        items
-            .iter()
-            .zip(&roles)
-            .filter(|(_, r)| !matches!(r, Role::Generated(_)))
-            .map(|(item, _)| resource_list::identity(item))
-            .filter(|identity| asked.contains(identity.as_str()))
-            .collect()
-    };
+    // With a few identities asked (the function config alone, as kpt sends it), each item is
+    // compared in place: formatting and hashing every item's identity would cost more.
+    let mut identity = String::new();
+    let sources_present: HashSet<String> = items
+        .iter()
+        .zip(&roles)
+        .filter(|(_, r)| !asked.is_empty() && !matches!(r, Role::Generated(_)))
+        .filter_map(|(item, _)| {
+            if asked.len() <= 4 {
+                let id = asked.iter().find(|id| resource_list::has_identity(item, id));
+                return id.map(|id| (*id).to_owned());
+            }
+            identity.clear();
+            resource_list::identity_into(item, &mut identity);
+            asked.contains(identity.as_str()).then(|| identity.clone())
+        })
+        .collect();
     Classified {
         roles,
         sources_present,
@@ -93,7 +99,7 @@ fn role_of(
     if let Some(from) = resource_list::annotation(item, GENERATED_FROM) {
         return Role::Generated(from.to_owned());
     }
-    let is_config = config_identity.is_some_and(|c| c == resource_list::identity(item));
+    let is_config = config_identity.is_some_and(|c| resource_list::has_identity(item, c));
     if is_config && matches!(fc.kind, ConfigKind::ServiceSet | ConfigKind::Other) {
         // kustomize generators pass their own config as the only item (with its function
         // annotation); kpt beta passes a --fn-config file inside the package as an item too.
@@ -115,7 +121,7 @@ fn role_of(
     if gvk.group == config::GROUP && gvk.kind == config::KIND {
         return Role::Source;
     }
-    if is_service_set(item) {
+    if is_service_set_gvk(&gvk) {
         return Role::Expand(None);
     }
     match catalog.kind_for(&gvk) {

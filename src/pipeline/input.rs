@@ -37,7 +37,11 @@ pub(super) fn is_inline_catalog_item<T: Fields + ?Sized>(item: &T) -> bool {
 
 /// A `ServiceSet` of our services group.
 pub(super) fn is_service_set<T: Fields + ?Sized>(item: &T) -> bool {
-    let gvk = gvk_of(item);
+    is_service_set_gvk(&gvk_of(item))
+}
+
+/// [`is_service_set`] of an item whose group, version and kind are read already.
+pub(super) fn is_service_set_gvk(gvk: &Gvk) -> bool {
     gvk.group == SERVICES_GROUP && gvk.kind == "ServiceSet"
 }
 

@@ -47,15 +47,34 @@ struct TypeMeta {
 
 /// One [`TypeMeta`] per distinct type among the items of a read.
 #[derive(Default)]
-pub(super) struct Types(std::collections::HashSet<std::sync::Arc<TypeMeta>>);
+pub(super) struct Types {
+    /// The first [`Types::FEW`] types, compared in place: inputs with a few kinds (most of
+    /// them) cost neither an allocation nor a hash per item.
+    few: Vec<std::sync::Arc<TypeMeta>>,
+    more: std::collections::HashSet<std::sync::Arc<TypeMeta>>,
+}
 
 impl Types {
-    fn intern(&mut self, type_meta: TypeMeta) -> std::sync::Arc<TypeMeta> {
-        if let Some(shared) = self.0.get(&type_meta) {
+    const FEW: usize = 16;
+
+    fn intern(&mut self, api_version: Option<&str>, kind: Option<&str>) -> std::sync::Arc<TypeMeta> {
+        let same = |t: &TypeMeta| t.api_version.as_deref() == api_version && t.kind.as_deref() == kind;
+        if let Some(shared) = self.few.iter().find(|t| same(t)) {
+            return std::sync::Arc::clone(shared);
+        }
+        let type_meta = TypeMeta {
+            api_version: api_version.map(Box::from),
+            kind: kind.map(Box::from),
+        };
+        if let Some(shared) = self.more.get(&type_meta) {
             return std::sync::Arc::clone(shared);
         }
         let shared = std::sync::Arc::new(type_meta);
-        self.0.insert(std::sync::Arc::clone(&shared));
+        if self.few.len() < Self::FEW {
+            self.few.push(std::sync::Arc::clone(&shared));
+        } else {
+            self.more.insert(std::sync::Arc::clone(&shared));
+        }
         shared
     }
 }
@@ -261,8 +280,8 @@ impl AsValue for Item {
 }
 
 /// Whether a skeleton keeps an annotation: ours, the function annotation, local-config, path
-/// and index.
-fn wanted_annotation(k: &str) -> bool {
+/// and index. The lean reader builds only these (`yaml::NodeBuilder::lean`).
+pub(super) fn wanted_annotation(k: &str) -> bool {
     k.starts_with("krm-catalog.dev/")
         || [
             PATH,
@@ -280,17 +299,16 @@ fn wanted_annotation(k: &str) -> bool {
 /// that decide its role or its place in results ([`wanted_annotation`]). Everything else is
 /// read from the input only when needed. A [`Skeleton`] when these fields are strings (and
 /// `metadata` a mapping), as in any object Kubernetes accepts; else the same fields as a value.
-pub(super) fn skeleton(mut item: Map<String, Value>, types: &mut Types) -> Item {
+pub(super) fn skeleton(item: Map<String, Value>, types: &mut Types) -> Item {
     let text = |v: Option<&Value>| v.is_none_or(Value::is_string);
-    let compact = text(item.get("apiVersion"))
-        && text(item.get("kind"))
-        && item
-            .get("metadata")
+    let compact = text(small_get(&item, "apiVersion"))
+        && text(small_get(&item, "kind"))
+        && small_get(&item, "metadata")
             .and_then(Value::as_object)
             .is_some_and(|meta| {
-                text(meta.get("name"))
-                    && text(meta.get("namespace"))
-                    && match meta.get("annotations") {
+                text(small_get(meta, "name"))
+                    && text(small_get(meta, "namespace"))
+                    && match small_get(meta, "annotations") {
                         None => true,
                         Some(Value::Object(a)) => a
                             .iter()
@@ -304,14 +322,8 @@ pub(super) fn skeleton(mut item: Map<String, Value>, types: &mut Types) -> Item 
     let Some((text, ends, present)) = pack(&item) else {
         return Item::Whole(Box::new(skeleton_value(item)));
     };
-    let boxed = |v: Option<Value>| match v {
-        Some(Value::String(s)) => Some(s.into_boxed_str()),
-        _ => None,
-    };
-    let type_meta = types.intern(TypeMeta {
-        api_version: boxed(item.remove("apiVersion")),
-        kind: boxed(item.remove("kind")),
-    });
+    let field = |key: &str| small_get(&item, key).and_then(Value::as_str);
+    let type_meta = types.intern(field("apiVersion"), field("kind"));
     Item::Skeleton(Skeleton {
         type_meta,
         text,
@@ -323,10 +335,10 @@ pub(super) fn skeleton(mut item: Map<String, Value>, types: &mut Types) -> Item 
 /// The `text`, `ends` and `present` of a [`Skeleton`] of an item whose kept fields are strings
 /// (checked by [`skeleton`]); `None` if the text would be too long for `u32` offsets.
 fn pack(item: &Map<String, Value>) -> Option<(Box<str>, Box<[u32]>, u8)> {
-    let meta = item.get("metadata").and_then(Value::as_object);
-    let field = |key: &str| meta?.get(key)?.as_str();
+    let meta = small_get(item, "metadata").and_then(Value::as_object);
+    let field = |key: &str| small_get(meta?, key)?.as_str();
     let annotations = meta
-        .and_then(|m| m.get("annotations"))
+        .and_then(|m| small_get(m, "annotations"))
         .and_then(Value::as_object);
     let kept = || {
         annotations.into_iter().flatten().filter_map(|(k, v)| {
@@ -360,6 +372,15 @@ fn pack(item: &Map<String, Value>) -> Option<(Box<str>, Box<[u32]>, u8)> {
         ends.push(u32::try_from(text.len()).ok()?);
     }
     Some((text.into_boxed_str(), ends.into_boxed_slice(), present))
+}
+
+/// `map.get(key)` without hashing for the few keys of what the lean reader builds.
+fn small_get<'m>(map: &'m Map<String, Value>, key: &str) -> Option<&'m Value> {
+    if map.len() <= 8 {
+        map.iter().find_map(|(k, v)| (k == key).then_some(v))
+    } else {
+        map.get(key)
+    }
 }
 
 /// The fields of [`skeleton`] as a value, for items whose fields are not all strings.

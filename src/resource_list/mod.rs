@@ -193,21 +193,81 @@ pub fn is_local_config<T: Fields + ?Sized>(item: &T) -> bool {
 
 /// `apiVersion/kind[/namespace]/name`: how sources and results name an object.
 pub fn identity<T: Fields + ?Sized>(item: &T) -> String {
+    let mut out = String::new();
+    identity_into(item, &mut out);
+    out
+}
+
+/// [`identity`], appended to `out` (a buffer reused across items).
+pub fn identity_into<T: Fields + ?Sized>(item: &T, out: &mut String) {
     let ns = str_at(item, &["metadata", "namespace"]);
-    let api = str_at(item, &["apiVersion"]);
-    let kind = str_at(item, &["kind"]);
-    let name = str_at(item, &["metadata", "name"]);
-    if ns.is_empty() {
-        format!("{api}/{kind}/{name}")
-    } else {
-        format!("{api}/{kind}/{ns}/{name}")
+    let parts = [
+        str_at(item, &["apiVersion"]),
+        str_at(item, &["kind"]),
+        ns,
+        str_at(item, &["metadata", "name"]),
+    ];
+    for (i, part) in parts.into_iter().enumerate() {
+        if i == 2 && ns.is_empty() {
+            continue;
+        }
+        if i > 0 {
+            out.push('/');
+        }
+        out.push_str(part);
     }
+}
+
+/// Whether [`identity`] of `item` is `id`, without building the string (asked of every item
+/// of a large input).
+pub fn has_identity<T: Fields + ?Sized>(item: &T, id: &str) -> bool {
+    let ns = str_at(item, &["metadata", "namespace"]);
+    let parts = [
+        str_at(item, &["apiVersion"]),
+        str_at(item, &["kind"]),
+        ns,
+        str_at(item, &["metadata", "name"]),
+    ];
+    let mut rest = id;
+    for (i, part) in parts.into_iter().enumerate() {
+        // `identity` leaves out an empty namespace and its slash.
+        if i == 2 && ns.is_empty() {
+            continue;
+        }
+        let after_slash = if i == 0 { Some(rest) } else { rest.strip_prefix('/') };
+        match after_slash.and_then(|r| r.strip_prefix(part)) {
+            Some(r) => rest = r,
+            None => return false,
+        }
+    }
+    rest.is_empty()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Issue 13: `has_identity` answers what comparing with `identity` answers.
+    #[test]
+    fn has_identity_agrees_with_identity() {
+        let items = [
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "a", "namespace": "ns"}}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}}),
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": ""}}),
+            json!({"kind": "ConfigMap", "metadata": {"name": "a/b"}}),
+            json!({}),
+        ];
+        let ids = [
+            "apps/v1/Deployment/ns/a", "apps/v1/Deployment/a", "v1/ConfigMap/a", "v1/ConfigMap//a",
+            "v1/ConfigMap/a/", "/ConfigMap/a/b", "///", "//", "", "apps/v1/Deployment/ns/ab",
+        ];
+        for item in &items {
+            for id in ids.iter().copied().chain([identity(item).as_str()]) {
+                assert_eq!(has_identity(item, id), identity(item) == id, "{item} {id}");
+            }
+        }
+    }
 
     #[test]
     fn reads_every_accepted_shape() {

@@ -167,7 +167,11 @@ fn item_events(
                     if on_item.is_some() {
                         building = Some(match build {
                             Build::Full => yaml::NodeBuilder::new(bytes.len()),
-                            Build::Lean(keep) => yaml::NodeBuilder::lean(bytes.len(), keep),
+                            Build::Lean(keep) => yaml::NodeBuilder::lean(
+                                bytes.len(),
+                                keep,
+                                &super::item::wanted_annotation,
+                            ),
                         });
                     }
                 }

@@ -260,6 +260,61 @@ fn issue13_the_binary_stays_position_independent() {
     );
 }
 
+/// Issue 13: the binary's relative relocations are packed (`DT_RELR`, `build.rs`), so the
+/// loader reads a few KB instead of 1.9 MB of `.rela.dyn` at every start. Read from the ELF64
+/// section headers: the `SHT_DYNAMIC` section must hold a `DT_RELR` entry and `.rela.dyn`
+/// must be small.
+#[test]
+fn issue13_the_binary_packs_its_relocations() {
+    const SHT_RELA: u32 = 4;
+    const SHT_DYNAMIC: u32 = 6;
+    const DT_RELR: u64 = 36;
+    if !cfg!(all(target_os = "linux", target_env = "gnu")) {
+        skipped(test_name!(), "DT_RELR check, Linux with glibc only");
+        return;
+    }
+    let elf = fs_err::read(bin()).expect("read the binary");
+    let u16_at = |at: usize| elf.get(at..at + 2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+    let u32_at = |at: usize| {
+        elf.get(at..at + 4)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u32::from_le_bytes)
+    };
+    let u64_at = |at: usize| {
+        elf.get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    let as_index = |v: u64| usize::try_from(v).expect("offset fits");
+    assert_eq!(elf.get(..5), Some(&b"\x7fELF\x02"[..]), "not an ELF64 file");
+    let (shoff, shentsize, shnum) = (as_index(u64_at(0x28)), u16_at(0x3A), u16_at(0x3C));
+    let mut tags = Vec::new();
+    let mut rela_bytes = 0;
+    for i in 0..usize::from(shnum) {
+        let header = shoff + i * usize::from(shentsize);
+        let (kind, offset, size) = (
+            u32_at(header + 4),
+            as_index(u64_at(header + 0x18)),
+            as_index(u64_at(header + 0x20)),
+        );
+        match kind {
+            SHT_DYNAMIC => tags.extend((0..size / 16).map(|e| u64_at(offset + e * 16))),
+            SHT_RELA => rela_bytes += size,
+            _ => {}
+        }
+    }
+    assert!(
+        tags.contains(&DT_RELR),
+        "{} has no DT_RELR entry (dynamic tags {tags:?}): build.rs links with -z pack-relative-relocs",
+        bin().display()
+    );
+    assert!(
+        rela_bytes < 256 << 10,
+        "{}: {rela_bytes} bytes of RELA relocations left",
+        bin().display()
+    );
+}
+
 /// Issue 13: stdin that is a regular file is read into a buffer of its size; the output is the
 /// one a pipe gives, for block and flow layouts, and an input above the size limit is still
 /// refused.

@@ -275,27 +275,40 @@ pub fn split_documents(text: &str) -> Vec<(usize, &str)> {
     let mut chunks = Vec::new();
     let mut start = 0usize;
     let mut start_line = 1usize;
-    let mut offset = 0usize;
-    let mut idx = 0usize;
-    // Line by line with `find` (memchr): only lines starting with `-` or `.` are looked at,
-    // since a large ResourceList has hundreds of thousands of lines.
-    while offset < text.len() {
-        let rest = &text[offset..];
-        let len = rest.find('\n').map_or(rest.len(), |n| n + 1);
-        if matches!(rest.as_bytes().first(), Some(b'-' | b'.')) {
-            let trimmed = rest[..len].trim_end_matches(['\n', '\r']);
-            let is_separator = trimmed == "---"
-                || trimmed.starts_with("--- ")
-                || trimmed.starts_with("---\t")
-                || trimmed == "...";
-            if is_separator {
-                chunks.push((start_line, &text[start..offset]));
-                start = offset + len;
-                start_line = idx + 2;
-            }
+    let bytes = text.as_bytes();
+    // Only lines starting with `-` or `.` can separate documents: those are found with memchr's
+    // substring search (a large ResourceList has hundreds of thousands of lines, few of them
+    // starting so); line numbers are counted when a separator is found.
+    let after = |needle: &'static [u8]| memchr::memmem::find_iter(bytes, needle).map(|n| n + 1);
+    let (mut dashes, mut dots) = (after(b"\n-").peekable(), after(b"\n.").peekable());
+    // The first line, then the lines starting with `-` or `.`, in order.
+    let candidates = std::iter::once(0).chain(std::iter::from_fn(|| {
+        match (dashes.peek(), dots.peek()) {
+            (Some(a), Some(b)) if b < a => dots.next(),
+            (Some(_), _) => dashes.next(),
+            (None, _) => dots.next(),
         }
-        offset += len;
-        idx += 1;
+    }));
+    let (mut counted, mut lines) = (0usize, 0usize);
+    for offset in candidates {
+        if !matches!(bytes.get(offset), Some(b'-' | b'.')) {
+            continue;
+        }
+        let rest = &text[offset..];
+        let len = memchr::memchr(b'\n', rest.as_bytes()).map_or(rest.len(), |n| n + 1);
+        let trimmed = rest[..len].trim_end_matches(['\n', '\r']);
+        let is_separator = trimmed == "---"
+            || trimmed.starts_with("--- ")
+            || trimmed.starts_with("---\t")
+            || trimmed == "...";
+        if is_separator {
+            lines += memchr::memchr_iter(b'\n', &bytes[counted..offset]).count();
+            counted = offset;
+            chunks.push((start_line, &text[start..offset]));
+            start = offset + len;
+            // The line after the separator (`lines` is the separator's 0-based line).
+            start_line = lines + 2;
+        }
     }
     chunks.push((start_line, &text[start..]));
     chunks.retain(|(_, chunk)| !is_blank_document(chunk));
@@ -658,6 +671,28 @@ mod properties {
         ]
     }
 
+    /// What `split_documents` did before memchr (issue 13): every line looked at.
+    fn split_documents_by_lines(text: &str) -> Vec<(usize, &str)> {
+        let mut chunks = Vec::new();
+        let (mut start, mut start_line, mut offset) = (0, 1, 0);
+        for (idx, line) in text.split_inclusive('\n').enumerate() {
+            let trimmed = line.trim_end_matches(['\n', '\r']);
+            if trimmed == "---"
+                || trimmed.starts_with("--- ")
+                || trimmed.starts_with("---\t")
+                || trimmed == "..."
+            {
+                chunks.push((start_line, &text[start..offset]));
+                start = offset + line.len();
+                start_line = idx + 2;
+            }
+            offset += line.len();
+        }
+        chunks.push((start_line, &text[start..]));
+        chunks.retain(|(_, chunk)| !is_blank_document(chunk));
+        chunks
+    }
+
     fn value() -> impl Strategy<Value = serde_json::Value> {
         scalar().prop_recursive(4, 48, 6, |inner| {
             prop_oneof![
@@ -683,6 +718,19 @@ mod properties {
             if out == format!("k: {s}\n") {
                 prop_assert!(!go_yaml_v2_reads_as_non_string(&s), "{:?} written plain", s);
             }
+        }
+
+        /// Issue 13: the memchr scan splits as the line-by-line one did, line numbers included.
+        #[test]
+        fn documents_split_as_line_by_line(lines in prop::collection::vec(
+            prop_oneof!["---", "--- # c", "---\t", "...", "-", "- a", "--", ".", "a: 1", "", "# x", "---x", "---\r"],
+            0..12,
+        ), last_newline: bool) {
+            let mut text = lines.join("\n");
+            if last_newline {
+                text.push('\n');
+            }
+            prop_assert_eq!(split_documents(&text), split_documents_by_lines(&text), "{:?}", text);
         }
 
         #[test]

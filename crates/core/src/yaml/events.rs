@@ -64,19 +64,22 @@ enum Level {
     Item,
     /// The item's `metadata`: `name`, `namespace`, `annotations`.
     Metadata,
+    /// The item's `metadata.annotations`: those the lean builder's `annotation` picks.
+    Annotations,
 }
 
 impl Level {
-    fn wants(self, key: &str) -> bool {
+    fn wants(self, key: &str, annotation: &dyn Fn(&str) -> bool) -> bool {
         match self {
             Level::All => true,
             Level::Item => matches!(key, "apiVersion" | "kind" | "metadata"),
             Level::Metadata => matches!(key, "name" | "namespace" | "annotations"),
+            Level::Annotations => annotation(key),
         }
     }
 }
 
-enum Frame<'a> {
+enum Frame {
     Seq {
         items: Vec<Value>,
         anchor: usize,
@@ -90,8 +93,9 @@ enum Frame<'a> {
         anchor: usize,
         start: Counts,
         level: Level,
-        /// Keys whose values were skipped (duplicate keys are refused all the same).
-        skipped: Vec<Cow<'a, str>>,
+        /// Where its keys whose values were skipped start in [`Lean::skipped`] (duplicate
+        /// keys are refused all the same).
+        skipped_from: usize,
     },
 }
 
@@ -114,6 +118,8 @@ enum Skipped<'a> {
 struct Lean<'a> {
     /// Whether an item is built whole, from the keys read so far.
     keep: &'a dyn Fn(&Map<String, Value>) -> bool,
+    /// Which annotations are built (the others' values are skipped like other keys').
+    annotation: &'a dyn Fn(&str) -> bool,
     /// Whether the values of keys other than those a skeleton reads are skipped; decided at
     /// the first such key.
     skip: Option<bool>,
@@ -121,6 +127,9 @@ struct Lean<'a> {
     frames: Vec<Skipped<'a>>,
     /// Keys of the open skipped mappings.
     keys: Vec<Cow<'a, str>>,
+    /// Keys of the open built mappings whose values were skipped, innermost last (one vector
+    /// for all, not one per mapping: most items have a few such keys in three mappings).
+    skipped: Vec<Cow<'a, str>>,
     /// Something the skipping does not mirror was met: build the item in full instead.
     redo: bool,
 }
@@ -135,7 +144,7 @@ struct Limits {
 }
 
 struct Reader<'a> {
-    stack: Vec<Frame<'a>>,
+    stack: Vec<Frame>,
     root: Option<Value>,
     anchors: Vec<Option<Anchored>>,
     counts: Counts,
@@ -185,7 +194,7 @@ impl<'a> NodeBuilder<'a> {
 
     /// A builder for a ResourceList item (a mapping) the run may leave alone. At the first
     /// key other than `apiVersion`, `kind` and `metadata` (in `metadata`: `name`,
-    /// `namespace`, `annotations`), `keep` is asked with the item's keys read so far; if it
+    /// `namespace`, `annotations`; in `annotations`: those `annotation` picks), `keep` is asked with the item's keys read so far; if it
     /// refuses, the values of such keys are from then on checked as [`NodeBuilder::new`]
     /// would read them (tags, keys, duplicates, scalars, depth, budgets) but not built. So
     /// `None` comes exactly where the full builder's would, and the value has every key the
@@ -193,13 +202,19 @@ impl<'a> NodeBuilder<'a> {
     /// builder answers `None` (parse the item's text). Where the check does not mirror the
     /// full builder (a `<<` merge key in those mappings or below them), `feed` answers `None`
     /// and [`NodeBuilder::needs_full`] says to build the item with [`NodeBuilder::new`].
-    pub fn lean(len: usize, keep: &'a dyn Fn(&Map<String, Value>) -> bool) -> Self {
+    pub fn lean(
+        len: usize,
+        keep: &'a dyn Fn(&Map<String, Value>) -> bool,
+        annotation: &'a dyn Fn(&str) -> bool,
+    ) -> Self {
         let mut builder = NodeBuilder::new(len);
         builder.0.lean = Some(Lean {
             keep,
+            annotation,
             skip: None,
             frames: Vec::new(),
             keys: Vec::new(),
+            skipped: Vec::new(),
             redo: false,
         });
         builder
@@ -302,7 +317,7 @@ impl<'a> Reader<'a> {
                     slot,
                     level,
                     map,
-                    skipped,
+                    skipped_from,
                     ..
                 }) = self.stack.last_mut()
                     && matches!(slot, Slot::Key)
@@ -327,12 +342,13 @@ impl<'a> Reader<'a> {
                         }
                         self.shape.merge_keys += 1;
                         *slot = Slot::Merge;
-                    } else if skip {
+                    } else if skip && let Some(lean) = self.lean.as_mut() {
                         // serde-saphyr reports duplicate keys with their position.
+                        let skipped = lean.skipped.get(*skipped_from..).unwrap_or_default();
                         if map.contains_key(&*value) || skipped.contains(&value) {
                             return None;
                         }
-                        skipped.push(value);
+                        lean.skipped.push(value);
                         *slot = Slot::Skip;
                     } else {
                         *slot = Slot::Value(value.into_owned());
@@ -361,6 +377,11 @@ impl<'a> Reader<'a> {
                         slot: Slot::Value(key),
                         ..
                     }) if key == "metadata" => Level::Metadata,
+                    Some(Frame::Map {
+                        level: Level::Metadata,
+                        slot: Slot::Value(key),
+                        ..
+                    }) if key == "annotations" => Level::Annotations,
                     Some(_) => Level::All,
                 };
                 self.stack.push(Frame::Map {
@@ -370,7 +391,7 @@ impl<'a> Reader<'a> {
                     anchor,
                     start,
                     level,
-                    skipped: Vec::new(),
+                    skipped_from: self.lean.as_ref().map_or(0, |lean| lean.skipped.len()),
                 });
                 Some(())
             }
@@ -392,11 +413,15 @@ impl<'a> Reader<'a> {
                     merges,
                     anchor,
                     start,
+                    skipped_from,
                     ..
                 }) = self.stack.pop()
                 else {
                     return None;
                 };
+                if let Some(lean) = self.lean.as_mut() {
+                    lean.skipped.truncate(skipped_from);
+                }
                 for source in merges {
                     merge(&mut map, source)?;
                 }
@@ -545,7 +570,7 @@ impl<'a> Reader<'a> {
         else {
             return false;
         };
-        if level.wants(key) || *level == Level::All || key == "<<" {
+        if level.wants(key, lean.annotation) || key == "<<" {
             return false;
         }
         *lean.skip.get_or_insert_with(|| match self.stack.first() {
@@ -770,8 +795,13 @@ mod tests {
     use serde_json::{Map, Value, json};
     use std::fmt::Write as _;
 
+    /// The annotations the lean builder builds in these tests (the reader's own predicate is
+    /// the skeleton's, in the main crate).
+    const ANNOTATION: &dyn Fn(&str) -> bool = &|key| key.starts_with("config.kubernetes.io/");
+
     /// What a skeleton reads of an item: `apiVersion`, `kind`, and of a `metadata` mapping
-    /// `name`, `namespace` and `annotations` (another `metadata` whole).
+    /// `name`, `namespace` and of `annotations` those [`ANNOTATION`] picks (another
+    /// `metadata` or `annotations` whole).
     fn skeleton_fields(item: &Map<String, Value>) -> Map<String, Value> {
         let mut out = Map::new();
         for (key, value) in item {
@@ -780,7 +810,14 @@ mod tests {
                     let kept = meta
                         .iter()
                         .filter(|(k, _)| matches!(k.as_str(), "name" | "namespace" | "annotations"))
-                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .map(|(k, v)| match (k.as_str(), v) {
+                            ("annotations", Value::Object(a)) => {
+                                let picked = a.iter().filter(|(k, _)| ANNOTATION(k));
+                                let picked = picked.map(|(k, v)| (k.clone(), v.clone()));
+                                (k.clone(), Value::Object(picked.collect()))
+                            }
+                            _ => (k.clone(), v.clone()),
+                        })
                         .collect();
                     out.insert(key.clone(), Value::Object(kept));
                 }
@@ -824,7 +861,7 @@ mod tests {
             return false;
         }
         let mut full = Some(NodeBuilder::new(text.len()));
-        let mut lean = Some(NodeBuilder::lean(text.len(), keep));
+        let mut lean = Some(NodeBuilder::lean(text.len(), keep, ANNOTATION));
         let mut redo = false;
         for event in events {
             if let Some(b) = full.as_mut()
@@ -888,6 +925,17 @@ mod tests {
     /// defers in a skipped value and in a built one.
     const LEAN_ITEMS: &[&str] = &[
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: {x: y}\n  annotations: {a: b}\ndata: {k: v, n: [1, 2, {m: 3}]}\n",
+        // Annotations: those not picked are skipped (checked as the full builder reads them).
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations: {a: b, config.kubernetes.io/path: p, c: [1, {d: e}]}\n  name: a\n",
+        "apiVersion: s.example/v1\nkind: Keep\nmetadata:\n  annotations: {a: b, config.kubernetes.io/path: p}\nspec: {}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {a: 1, a: 2}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {a: 1, config.kubernetes.io/a: 2, 'a': 3}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {config.kubernetes.io/a: 1, config.kubernetes.io/a: 2}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {a: !!str 1, b: !custom x}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {<<: {a: 1}, config.kubernetes.io/b: 2}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {~: 1}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: [a]\n  name: a\n",
+        "metadata:\n  annotations: {a: b}\napiVersion: s.example/v1\nkind: Keep\n",
         "apiVersion: s.example/v1\nkind: Keep\nmetadata: {name: a}\nspec: {x: [1, 2]}\n",
         "kind: Keep\nspec: {x: 1}\napiVersion: v1\n",
         "spec: {x: 1}\napiVersion: v1\nkind: ConfigMap\n",
