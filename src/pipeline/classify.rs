@@ -75,7 +75,9 @@ pub(super) fn classify(
         .filter(|(_, r)| !asked.is_empty() && !matches!(r, Role::Generated(_)))
         .filter_map(|(item, _)| {
             if asked.len() <= 4 {
-                let id = asked.iter().find(|id| resource_list::has_identity(item, id));
+                let id = asked
+                    .iter()
+                    .find(|id| resource_list::has_identity(item, id));
                 return id.map(|id| (*id).to_owned());
             }
             identity.clear();

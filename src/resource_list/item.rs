@@ -57,8 +57,13 @@ pub(super) struct Types {
 impl Types {
     const FEW: usize = 16;
 
-    fn intern(&mut self, api_version: Option<&str>, kind: Option<&str>) -> std::sync::Arc<TypeMeta> {
-        let same = |t: &TypeMeta| t.api_version.as_deref() == api_version && t.kind.as_deref() == kind;
+    fn intern(
+        &mut self,
+        api_version: Option<&str>,
+        kind: Option<&str>,
+    ) -> std::sync::Arc<TypeMeta> {
+        let same =
+            |t: &TypeMeta| t.api_version.as_deref() == api_version && t.kind.as_deref() == kind;
         if let Some(shared) = self.few.iter().find(|t| same(t)) {
             return std::sync::Arc::clone(shared);
         }

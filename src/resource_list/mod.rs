@@ -234,7 +234,11 @@ pub fn has_identity<T: Fields + ?Sized>(item: &T, id: &str) -> bool {
         if i == 2 && ns.is_empty() {
             continue;
         }
-        let after_slash = if i == 0 { Some(rest) } else { rest.strip_prefix('/') };
+        let after_slash = if i == 0 {
+            Some(rest)
+        } else {
+            rest.strip_prefix('/')
+        };
         match after_slash.and_then(|r| r.strip_prefix(part)) {
             Some(r) => rest = r,
             None => return false,
@@ -259,8 +263,16 @@ mod tests {
             json!({}),
         ];
         let ids = [
-            "apps/v1/Deployment/ns/a", "apps/v1/Deployment/a", "v1/ConfigMap/a", "v1/ConfigMap//a",
-            "v1/ConfigMap/a/", "/ConfigMap/a/b", "///", "//", "", "apps/v1/Deployment/ns/ab",
+            "apps/v1/Deployment/ns/a",
+            "apps/v1/Deployment/a",
+            "v1/ConfigMap/a",
+            "v1/ConfigMap//a",
+            "v1/ConfigMap/a/",
+            "/ConfigMap/a/b",
+            "///",
+            "//",
+            "",
+            "apps/v1/Deployment/ns/ab",
         ];
         for item in &items {
             for id in ids.iter().copied().chain([identity(item).as_str()]) {

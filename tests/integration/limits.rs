@@ -274,7 +274,10 @@ fn issue13_the_binary_packs_its_relocations() {
         return;
     }
     let elf = fs_err::read(bin()).expect("read the binary");
-    let u16_at = |at: usize| elf.get(at..at + 2).map_or(0, |b| u16::from_le_bytes([b[0], b[1]]));
+    let u16_at = |at: usize| {
+        elf.get(at..at + 2)
+            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
+    };
     let u32_at = |at: usize| {
         elf.get(at..at + 4)
             .and_then(|b| b.try_into().ok())

@@ -282,13 +282,12 @@ pub fn split_documents(text: &str) -> Vec<(usize, &str)> {
     let after = |needle: &'static [u8]| memchr::memmem::find_iter(bytes, needle).map(|n| n + 1);
     let (mut dashes, mut dots) = (after(b"\n-").peekable(), after(b"\n.").peekable());
     // The first line, then the lines starting with `-` or `.`, in order.
-    let candidates = std::iter::once(0).chain(std::iter::from_fn(|| {
-        match (dashes.peek(), dots.peek()) {
+    let candidates =
+        std::iter::once(0).chain(std::iter::from_fn(|| match (dashes.peek(), dots.peek()) {
             (Some(a), Some(b)) if b < a => dots.next(),
             (Some(_), _) => dashes.next(),
             (None, _) => dots.next(),
-        }
-    }));
+        }));
     let (mut counted, mut lines) = (0usize, 0usize);
     for offset in candidates {
         if !matches!(bytes.get(offset), Some(b'-' | b'.')) {
