@@ -27,6 +27,19 @@ pub(super) fn assemble(
         trailing,
         expanded_sources,
     } = expansion;
+    // Every item passes through (a large input with nothing for us): the output is the input,
+    // without a second item vector alongside the first.
+    let all_pass = classified
+        .roles
+        .iter()
+        .all(|r| matches!(r, Role::PassThrough));
+    if all_pass && trailing.is_empty() && verified.is_empty() {
+        if let Some(v) = verbatim.as_mut() {
+            v.ranges.resize(items.len(), None);
+            v.whole.clear();
+        }
+        return items;
+    }
     // Assemble. Items that leave unchanged keep their input text (see `Verbatim`).
     let mut input_ranges = verbatim
         .as_mut()
@@ -40,7 +53,12 @@ pub(super) fn assemble(
         .into_iter()
         .zip(input_ranges)
         .zip(classified.roles)
-        .zip(generated)
+        // (`generated` is empty when nothing was expanded.)
+        .zip(
+            generated
+                .into_iter()
+                .chain(std::iter::repeat_with(Vec::new)),
+        )
         .enumerate();
     for (i, (((mut item, range), role), produced)) in rows {
         match role {

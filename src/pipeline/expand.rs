@@ -21,7 +21,8 @@ use crate::suggest;
 
 /// What expansion produced.
 pub(super) struct Expansion {
-    /// Per input item, the objects generated from it.
+    /// Per input item, the objects generated from it; empty when no item was expanded (a slot
+    /// per item of a large pass-through input would cost memory for nothing).
     pub generated: Vec<Vec<Value>>,
     /// Generated from the function config when it is not among the items.
     pub trailing: Vec<Value>,
@@ -53,12 +54,15 @@ pub(super) fn expand(
         produced: BTreeMap::new(),
         templates: HashMap::new(),
     };
-    let mut generated: Vec<Vec<Value>> = vec![Vec::new(); items.len()];
+    let mut generated: Vec<Vec<Value>> = Vec::new();
     let mut expanded_sources: HashSet<String> = HashSet::new();
     for (i, (item, role)) in items.iter().zip(&classified.roles).enumerate() {
         if let Role::Expand(service) = role {
             let identity = resource_list::identity(item);
             let is_config = config_identity.as_deref() == Some(identity.as_str());
+            if generated.is_empty() {
+                generated.resize_with(items.len(), Vec::new);
+            }
             generated[i] = expander.expand(&item.value(), *service, is_config);
             expanded_sources.insert(identity);
         }

@@ -1162,12 +1162,17 @@ mod tests {
             "data",
             "<<",
             "a",
+            "config.kubernetes.io/path",
+            "config.kubernetes.io/x",
         ]);
-        let inner = value();
-        let level = prop::collection::vec((key.clone(), inner), 0..6)
-            .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()));
-        prop::collection::vec((key, prop_oneof![level, value()]), 0..8)
-            .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()))
+        let object = |kv: Vec<(&str, Value)>| {
+            Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+        };
+        // Three levels: the item, `metadata`, `annotations`.
+        let level = prop::collection::vec((key.clone(), value()), 0..6).prop_map(object);
+        let level = prop::collection::vec((key.clone(), prop_oneof![level, value()]), 0..6)
+            .prop_map(object);
+        prop::collection::vec((key, prop_oneof![level, value()]), 0..8).prop_map(object)
     }
 
     proptest! {
@@ -1194,6 +1199,8 @@ mod tests {
             "  b: !!str 1\n", "  c: .inf\n", "  <<: {d: 1}\n", "  ~: x\n", "  - 1\n", "data: {a: 1, a: 2}\n",
             "data: {'a': 1, \"b\": [x, {c: d}]}\n", "  ? [k]\n  : v\n", "spec: 1e999\n",
             "  e: |\n    t\n", "apiVersion: s.example/v1\n", "  f: 'on'\n",
+            "  annotations:\n", "    config.kubernetes.io/path: p\n", "    b: [1, {c: d}]\n",
+            "    g: !!str 1\n", "    h: .nan\n", "    <<: {i: 1}\n",
         ]), 1..12)) {
             let text = pieces.concat();
             for keep in [KEEP_NONE, KEEP_SERVICES, KEEP_KIND] {
