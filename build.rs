@@ -145,11 +145,19 @@ fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Ch
 /// and as `.rela.dyn` entries (24 bytes each) the loader reads 1.9 MB at every start, a fifth
 /// of what an empty run keeps resident; packed they take a few KB. The binary stays position
 /// independent (ASLR of our code and data is worth more than the 1 MB of `.data.rel.ro` the
-/// loader still writes). glibc reads `DT_RELR` since 2.36 (dynamic and static-pie);
-/// `limits::issue13_the_binary_packs_its_relocations` checks the flag.
+/// loader still writes). glibc reads `DT_RELR` since 2.36 (dynamic and static-pie), and a
+/// dynamic binary linked so needs glibc >= 2.36 where it runs: `KRM_CATALOG_PACK_RELOCS=0` at
+/// build time links without it (for older targets). x86_64 and aarch64 only, where GNU ld and
+/// lld support the flag. `limits::issue13_the_binary_packs_its_relocations` checks it.
 fn pack_relocations() {
+    println!("cargo:rerun-if-env-changed=KRM_CATALOG_PACK_RELOCS");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
-    if var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu" {
+    let arch = var("CARGO_CFG_TARGET_ARCH");
+    if var("CARGO_CFG_TARGET_OS") == "linux"
+        && var("CARGO_CFG_TARGET_ENV") == "gnu"
+        && (arch == "x86_64" || arch == "aarch64")
+        && var("KRM_CATALOG_PACK_RELOCS") != "0"
+    {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
 }

@@ -589,26 +589,43 @@ fn is_https(ctx: &gix::credentials::protocol::Context) -> bool {
             .is_some_and(|url| url.starts_with(b"https://"))
 }
 
-/// The `KRM_CATALOG_GIT_TOKEN` for an HTTPS server that asks, and nothing else: no helper
-/// program, no prompt.
+/// For an HTTPS server that asks: the `KRM_CATALOG_GIT_TOKEN`, else the server's entry of the
+/// user's `.netrc`, and nothing else: no helper program, no prompt.
 fn credentials(
     action: gix::credentials::helper::Action,
     token: Option<&str>,
 ) -> Option<gix::credentials::protocol::Outcome> {
     use gix::credentials::helper::{Action, NextAction};
-    match (action, token) {
-        (Action::Get(ctx), Some(token)) if is_https(&ctx) => {
-            Some(gix::credentials::protocol::Outcome {
-                identity: gix::sec::identity::Account {
-                    username: "x-access-token".to_owned(),
-                    password: token.to_owned(),
-                    oauth_refresh_token: None,
-                },
-                next: NextAction::from(ctx),
-            })
-        }
-        _ => None,
+    let Action::Get(ctx) = action else {
+        return None;
+    };
+    if !is_https(&ctx) {
+        return None;
     }
+    let (username, password) = match token {
+        Some(token) => ("x-access-token".to_owned(), token.to_owned()),
+        None => super::netrc::credentials_for(&host_of(&ctx)?)?,
+    };
+    Some(gix::credentials::protocol::Outcome {
+        identity: gix::sec::identity::Account {
+            username,
+            password,
+            oauth_refresh_token: None,
+        },
+        next: NextAction::from(ctx),
+    })
+}
+
+/// The `host[:port]` a credential request is for (gix gives it, or the URL).
+fn host_of(ctx: &gix::credentials::protocol::Context) -> Option<String> {
+    if let Some(host) = ctx.host.as_ref().filter(|h| !h.is_empty()) {
+        return Some(host.clone());
+    }
+    let url = ctx.url.as_ref()?.to_string();
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split('/').next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    (!host.is_empty()).then(|| host.to_owned())
 }
 
 /// The commit `id` (an annotated tag is peeled) and the files of its `path` subtree.

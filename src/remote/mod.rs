@@ -7,6 +7,7 @@ pub mod cache;
 mod error;
 pub mod git;
 pub mod net;
+mod netrc;
 pub mod oci;
 
 use std::cell::OnceCell;

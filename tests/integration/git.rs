@@ -694,6 +694,60 @@ fn issue12_git_credentials_only_from_the_token_and_no_user_git_config() {
     );
 }
 
+/// HTTPS credentials from the user's `.netrc` (`$NETRC`, else `~/.netrc`), curl's format: the
+/// server's entry, matched by host name; `KRM_CATALOG_GIT_TOKEN` comes first; another host's
+/// entry gives nothing; the password never reaches the output.
+#[test]
+fn issue12_git_credentials_from_netrc() {
+    let test = test_name!();
+    if !tools(test) || !have("openssl", test) {
+        return;
+    }
+    let tls = tls();
+    let https = Server::git_http(Some(&tls));
+    let commit = make_repo(https.root());
+    let private = https.url("private/repo");
+    let env = TestContext::new().with_ca(&tls.ca);
+    let home = env.mkdir("home");
+    let trust = https.url("*");
+    let input = resource_list(&entry(&private, "ref: v1, "), &[&trust], "");
+    let env = env.with_env("HOME", &home.to_string_lossy());
+    // Another machine's entry: not sent.
+    env.write(
+        "home/.netrc",
+        format!("machine git.example.com login x-access-token password {TOKEN}\n"),
+    );
+    let out = env.run(&[], &input);
+    assert_fails_with(&out, &format!("cannot fetch v1 from {private}"));
+    // This server's entry (macdef and default around it), as curl reads the file.
+    env.write(
+        "home/.netrc",
+        format!(
+            "macdef init\nmachine 127.0.0.1 login evil password evil\n\n\
+             machine 127.0.0.1\n  login x-access-token\n  password \"{TOKEN}\"\n\
+             default login anonymous password nothing\n"
+        ),
+    );
+    let out = env.run(&[], &input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output(&out, &annotation(&private, &commit));
+    assert!(
+        !stdout(&out).contains(TOKEN) && !stderr(&out).contains(TOKEN),
+        "the password was printed"
+    );
+    // The token, when set, is what is sent.
+    let out = env.run_with(&[], &input, &[("KRM_CATALOG_GIT_TOKEN", "wrong")]);
+    assert_fails_with(&out, &format!("cannot fetch v1 from {private}"));
+    // `$NETRC` names the file instead of `~/.netrc`.
+    env.write("home/.netrc", "");
+    let netrc = env.write(
+        "other-netrc",
+        format!("machine 127.0.0.1 login x-access-token password {TOKEN}\n"),
+    );
+    let out = env.run_with(&[], &input, &[("NETRC", &netrc.to_string_lossy())]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 /// The tree of a commit is read with the bundle bounds (one file, all files, entries, depth),
 /// and a `file://` repository is opened in place: no `git` program is needed.
 #[test]

@@ -50,8 +50,11 @@ pub const TEMPLATE_TIMEOUT: &str = "KRM_CATALOG_TEMPLATE_TIMEOUT";
 pub const RUST_LOG: &str = "RUST_LOG";
 /// Base of the default cache directory.
 pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
-/// The home directory: `~/` in catalog paths, the last default of the cache directory.
+/// The home directory: `~/` in catalog paths, the last default of the cache directory, and
+/// where `.netrc` is.
 pub const HOME: &str = "HOME";
+/// The `.netrc` file for HTTPS Git catalog sources (default `$HOME/.netrc`), as curl reads it.
+pub const NETRC: &str = "NETRC";
 
 const MIB: u64 = 1024 * 1024;
 
@@ -206,6 +209,11 @@ pub fn no_cache_reason() -> String {
 /// [`HOME`] as set (possibly empty).
 pub fn home() -> Option<OsString> {
     std::env::var_os(HOME)
+}
+
+/// [`NETRC`], when set and not empty.
+pub fn netrc() -> Option<OsString> {
+    non_empty(NETRC)
 }
 
 /// [`RUST_LOG`] when set and UTF-8.

@@ -719,6 +719,12 @@ mod properties {
             }
         }
 
+        /// Issue 13: the same, on any text made of the bytes that matter to the split.
+        #[test]
+        fn documents_split_as_line_by_line_bytes(text in "[-.\\r\\n \\ta#]{0,40}") {
+            prop_assert_eq!(split_documents(&text), split_documents_by_lines(&text), "{:?}", text);
+        }
+
         /// Issue 13: the memchr scan splits as the line-by-line one did, line numbers included.
         #[test]
         fn documents_split_as_line_by_line(lines in prop::collection::vec(

@@ -194,9 +194,10 @@ impl<'a> NodeBuilder<'a> {
 
     /// A builder for a ResourceList item (a mapping) the run may leave alone. At the first
     /// key other than `apiVersion`, `kind` and `metadata` (in `metadata`: `name`,
-    /// `namespace`, `annotations`; in `annotations`: those `annotation` picks), `keep` is asked with the item's keys read so far; if it
-    /// refuses, the values of such keys are from then on checked as [`NodeBuilder::new`]
-    /// would read them (tags, keys, duplicates, scalars, depth, budgets) but not built. So
+    /// `namespace`, `annotations`; in `annotations`: those `annotation` picks), `keep` is
+    /// asked with the item's keys read so far; if it refuses, the values of such keys are
+    /// from then on checked as [`NodeBuilder::new`] would read them (tags, keys, duplicates,
+    /// scalars, depth, budgets) but not built. So
     /// `None` comes exactly where the full builder's would, and the value has every key the
     /// full one has but those skipped. If `keep` takes the finished value after all, the
     /// builder answers `None` (parse the item's text). Where the check does not mirror the
@@ -924,6 +925,21 @@ mod tests {
     /// Items as the ResourceList reader meets them, with what the full builder refuses or
     /// defers in a skipped value and in a built one.
     const LEAN_ITEMS: &[&str] = &[
+        "apiVersion: v1\nkind: X\nspec: 1\nmetadata:\n  labels: {}\n  annotations: {a: 1, b: 2}\n  labels: 3\n",
+        "apiVersion: v1\nkind: X\nspec: 1\nmetadata:\n  labels: {}\n  annotations: {a: 1, b: 2}\nspec: 2\n",
+        "apiVersion: v1\nkind: X\nspec: 1\nmetadata:\n  labels: 1\n  annotations: {spec: 1, labels: 2, config.kubernetes.io/p: q}\n  x: 1\ny: 2\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {a: 1}\n  annotations: {b: 1}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {a: {b: 1, b: 2}}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {config.kubernetes.io/p: {b: 1, b: 2}}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {a: {'<<': 1}, '<<': 2}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {1: a, '1': b}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {a: 1}\nmetadata: {}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations:\n    metadata: {annotations: {a: 1, a: 2}}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {a: 1}\n  x: [{a: 1}, {a: 1}]\n  a: 2\n",
+        "metadata:\n  annotations: {a: b, config.kubernetes.io/p: q}\n  name: n\napiVersion: v1\nkind: Keep\nspec: {}\n",
+        "kind: Keep\nmetadata:\n  annotations: {a: b}\napiVersion: v1\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {a: null, b: ~, c: 0x1F, d: .NaN, e: 'on'}\n",
+        "apiVersion: v1\nkind: X\nmetadata:\n  annotations: {a: 1e999}\n",
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n  labels: {x: y}\n  annotations: {a: b}\ndata: {k: v, n: [1, 2, {m: 3}]}\n",
         // Annotations: those not picked are skipped (checked as the full builder reads them).
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  annotations: {a: b, config.kubernetes.io/path: p, c: [1, {d: e}]}\n  name: a\n",
