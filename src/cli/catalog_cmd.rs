@@ -34,8 +34,8 @@ pub(super) enum CatalogCommand {
     /// runtimes (images from their registry, binaries and Starlark scripts from their
     /// download), or the commit of each Git source of a function config
     Lock {
-        /// A catalog directory or file, or a function config file (ResolveCatalog, ConfigMap,
-        /// ServiceSet, or a ResourceList holding one)
+        /// A catalog directory or file, a function config file (ResolveCatalog, ConfigMap,
+        /// ServiceSet, or a ResourceList holding one), or a directory holding any of these
         path: PathBuf,
     },
     /// Check every runtime digest of a catalog against registries and downloads; exits 1 on any

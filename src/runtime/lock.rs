@@ -215,13 +215,25 @@ pub fn verify(
     checks
 }
 
-/// The YAML files of a local catalog that hold KEP documents. The walk stays inside `root`:
-/// symbolic links are not followed (a link could lead the edit out of the catalog, or into a
-/// loop), and each directory is entered once (by device and inode, against bind-mount loops).
-fn kep_files(root: &Path) -> Result<Vec<PathBuf>, RuntimeError> {
+/// A file [`lock`] reads.
+struct LockFile {
+    path: PathBuf,
+    /// Picked only because it may be a function config with Git sources (it mentions
+    /// `catalogs` and `git`): a file that is not YAML after all is passed over, not an error.
+    maybe: bool,
+}
+
+/// The YAML files of a local catalog or package that hold KEP documents, and those that may be
+/// function configs with Git catalog sources. The walk stays inside `root`: symbolic links are
+/// not followed (a link could lead the edit out of the catalog, or into a loop), and each
+/// directory is entered once (by device and inode, against bind-mount loops).
+fn lock_files(root: &Path) -> Result<Vec<LockFile>, RuntimeError> {
     let meta = fs_err::metadata(root)?;
     if !meta.is_dir() {
-        return Ok(vec![root.to_path_buf()]);
+        return Ok(vec![LockFile {
+            path: root.to_path_buf(),
+            maybe: false,
+        }]);
     }
     let mut files = Vec::new();
     let mut visited = std::collections::HashSet::new();
@@ -249,12 +261,14 @@ fn kep_files(root: &Path) -> Result<Vec<PathBuf>, RuntimeError> {
                 let text = fs_err::read_to_string(&path)?;
                 // KEP catalogs and KRMFunctionDefinitions (one function each).
                 if text.contains("krmFunctions") || text.contains(kep::DEFINITION_KIND) {
-                    files.push(path);
+                    files.push(LockFile { path, maybe: false });
+                } else if text.contains("catalogs") && text.contains("git") {
+                    files.push(LockFile { path, maybe: true });
                 }
             }
         }
     }
-    files.sort();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(files)
 }
 
@@ -307,9 +321,20 @@ pub fn lock(root: &Path, remote: &Remote) -> Result<Vec<Locked>, RuntimeError> {
     let mut writes = Vec::new();
     let catalog_root = catalog_root(root);
     let locked = |report: &[Locked]| report.iter().filter(|l| l.status == "locked").count();
-    for file in kep_files(root)? {
+    for LockFile { path: file, maybe } in lock_files(root)? {
         let original = fs_err::read_to_string(&file)?;
-        let docs = crate::yaml::parse_stream(&original).map_err(|e| at(&file, e))?;
+        let docs = match crate::yaml::parse_stream(&original) {
+            Ok(docs) => docs,
+            Err(e) if maybe => {
+                crate::log!(
+                    crate::logger::Level::Info,
+                    "{}: not YAML ({e}), passed over",
+                    file.display()
+                );
+                continue;
+            }
+            Err(e) => return Err(at(&file, e)),
+        };
         let mut edit = FileEdit {
             file: &file,
             text: original.clone(),

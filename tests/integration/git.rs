@@ -549,6 +549,52 @@ fn issue12_lock_writes_the_commit_over_git_daemon_and_smart_http() {
     }
 }
 
+/// `catalog lock DIR` pins the Git sources of the function configs in a package directory
+/// too, as `catalog lock FILE` does; a file that only mentions catalogs and Git but is not
+/// YAML (a template) is passed over, and files that are not function configs are untouched.
+#[test]
+fn issue12_lock_of_a_directory_pins_its_function_configs() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    let commit = make_repo(http.root());
+    let url = http.url("repo");
+    let env = TestContext::new();
+    let original = lock_config(&url, &http.url("*"));
+    let file = env.write("pkg/fn.yaml", &original);
+    env.write("pkg/app.yaml", APP);
+    let template = "# catalogs from git: {{ .Values.catalogs }}\nspec: {{ if }}: [\n";
+    env.write("pkg/sub/template.yaml", template);
+    let other =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\ndata: {text: catalogs in git}\n";
+    env.write("pkg/sub/notes.yaml", other);
+    let out = env.run(&["catalog", "lock", "pkg"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let line = format!(
+        "locked pkg/fn.yaml: spec.catalogs[0] git::{url}//catalogs/team?ref=v1 → commit {commit}\n"
+    );
+    assert!(stdout(&out).contains(&line), "{}", stdout(&out));
+    let locked = fs_err::read_to_string(&file).expect("read");
+    assert!(
+        locked.contains(&format!("      ref: v1\n      commit: {commit}\n")),
+        "{locked}"
+    );
+    assert_eq!(
+        fs_err::read_to_string(env.path().join("pkg/sub/template.yaml")).expect("read"),
+        template
+    );
+    assert_eq!(
+        fs_err::read_to_string(env.path().join("pkg/sub/notes.yaml")).expect("read"),
+        other
+    );
+    assert_eq!(
+        fs_err::read_to_string(env.path().join("pkg/app.yaml")).expect("read"),
+        APP
+    );
+}
+
 #[test]
 fn issue12_lock_refuses_an_untrusted_url_and_writes_nothing() {
     let test = test_name!();
