@@ -621,6 +621,24 @@ const INVALID_EXAMPLES: &[(&str, &[&str])] = &[
             r#"spec.controllerName: Invalid value: "example": must match the regular expression "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\/[A-Za-z0-9\\/\\-._~%!$&'()*+,;=:]+$""#,
         ],
     ),
+    // The list-type uniqueness check (`schema::listtype`), as apimachinery prints a
+    // `field.Duplicate`.
+    (
+        "httproute_duplicate-header-match.yaml",
+        &[
+            r#"spec.rules[0].matches[0].headers[1]: Duplicate value: map[string]interface {}{"name":"foo"}"#,
+        ],
+    ),
+    (
+        "httproute_duplicate-query-match.yaml",
+        &[
+            r#"spec.rules[0].matches[0].queryParams[1]: Duplicate value: map[string]interface {}{"name":"foo"}"#,
+        ],
+    ),
+    (
+        "httproute_invalid-filter-duplicate-header.yaml",
+        &[r#"spec.rules[0].filters[0].requestHeaderModifier.remove[1]: Duplicate value: "foo""#],
+    ),
     (
         "httproute_httproute-portless-backend.yaml",
         &["spec.rules[0].backendRefs[0]: Invalid value: Must have port for Service reference"],

@@ -86,6 +86,8 @@ impl Checker {
             x_preserve_unknown_fields: p.preserve_unknown_fields,
             x_int_or_string: p.int_or_string,
             x_embedded_resource: p.embedded_resource,
+            x_list_type: p.list_type.map(str::to_owned),
+            x_list_map_keys: p.list_map_keys.iter().map(|k| (*k).to_owned()).collect(),
         };
         self.junctors(&p, &s, path);
         if self.full {

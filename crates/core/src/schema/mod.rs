@@ -31,6 +31,7 @@ mod duration;
 mod email;
 mod formats;
 mod goregex;
+mod listtype;
 mod prune;
 mod structural;
 #[cfg(test)]
@@ -49,6 +50,7 @@ use crate::diagnostics::FieldPath;
 pub use cel::{CelRules, PER_CALL_LIMIT, VALIDATION_BUDGET};
 pub use convert::to_json_schema;
 pub use formats::check_format;
+pub use listtype::validate as validate_list_types;
 pub use prune::{OBJECT_META_FIELDS, prune};
 pub use structural::{AdditionalProperties, FieldError, SchemaProblem, Structural};
 pub use validate::{CompileError, compile, has_blocking_error, validate_with};
@@ -133,13 +135,15 @@ impl ConfigSchema {
     }
 
     /// Validate an instance (e.g. a service's `config`) and return every error: the OpenAPI
-    /// validation, then the CEL rules, as the apiserver does (`strategy.go` `Validate`): the
-    /// rules run only when no blocking error (wrong type, enum, required, too long, too many)
-    /// was found, else one error says they were not checked.
+    /// validation, the uniqueness of `x-kubernetes-list-type` sets and maps, then the CEL
+    /// rules, as the apiserver does (`strategy.go` `Validate`): the rules run only when no
+    /// blocking error (wrong type, enum, required, too long, too many) was found, else one
+    /// error says they were not checked.
     #[must_use]
     pub fn validate(&self, instance: &Value) -> Vec<FieldError> {
         let mut errors = validate_with(&self.validator, &self.json_schema, instance);
         let blocked = !errors.is_empty() && has_blocking_error(&self.validator, instance);
+        errors.extend(listtype::validate(&self.structural, instance));
         errors.extend(self.validate_rules(instance, blocked));
         errors
     }

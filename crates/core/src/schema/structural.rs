@@ -63,7 +63,8 @@ impl AdditionalProperties {
     }
 }
 
-/// Port of apiextensions-apiserver `schema.Structural` (only what defaulting, pruning and explain need).
+/// Port of apiextensions-apiserver `schema.Structural` (only what defaulting, pruning, explain
+/// and list-type validation need).
 #[allow(clippy::struct_excessive_bools)] // mirrors the upstream Generic/Extensions flags one to one
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Structural {
@@ -95,6 +96,10 @@ pub struct Structural {
     pub x_int_or_string: bool,
     /// `x-kubernetes-embedded-resource`.
     pub x_embedded_resource: bool,
+    /// `x-kubernetes-list-type` (`atomic`, `set`, `map`).
+    pub x_list_type: Option<String>,
+    /// `x-kubernetes-list-map-keys`.
+    pub x_list_map_keys: Vec<String>,
 }
 
 impl Structural {

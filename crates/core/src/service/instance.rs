@@ -54,9 +54,12 @@ pub struct InstanceSchema {
 }
 
 impl InstanceSchema {
-    /// Every validation error of an instance value.
+    /// Every validation error of an instance value: the OpenAPI validation, then the
+    /// uniqueness of `x-kubernetes-list-type` sets and maps.
     pub fn validate(&self, instance: &Value) -> Vec<FieldError> {
-        schema::validate_with(&self.validator, &self.json_schema, instance)
+        let mut errors = schema::validate_with(&self.validator, &self.json_schema, instance);
+        errors.extend(schema::validate_list_types(&self.structural, instance));
+        errors
     }
 
     /// Whether the errors of [`Self::validate`] include one the apiserver lets block CEL rules.
