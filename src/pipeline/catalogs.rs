@@ -6,8 +6,8 @@ use serde_json::Value;
 
 use super::input::{RunContext, gvk_of, hydrate, is_inline_catalog_item, is_service_set};
 use super::output::GENERATED_FROM;
-use crate::catalog::{Bundle, Catalog, CatalogError};
-use crate::catalog_ref::CatalogRef;
+use crate::catalog::{Bundle, Catalog, CatalogError, Origin};
+use crate::catalog_ref::{CatalogRef, CatalogRefError};
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
 use crate::remote::LazyRemote;
 use crate::resource_list::{self, Fields, Item};
@@ -100,6 +100,21 @@ pub fn load_catalogs(
     let mut pattern_fields: Vec<(String, String)> = Vec::new();
     for (index, entry) in env_catalogs.iter().chain(&settings.catalogs).enumerate() {
         let mut bundle = match &entry.source {
+            // `config::env_catalogs` keeps an environment entry that starts like a Git source
+            // but does not parse as a path (it has no other way to say so): say why it is not
+            // a Git source, as an error even when no kind of it is needed.
+            CatalogRef::Path(p) if index < env_catalogs.len() && p.starts_with("git:") => {
+                let reason = match p.parse::<CatalogRef>() {
+                    Err(CatalogRefError::Git { field, message, .. }) => {
+                        format!("{field} {message}")
+                    }
+                    Err(e) => e.standalone(),
+                    Ok(_) => "it did not parse when the environment was read".to_owned(),
+                };
+                let origin = Origin::Path(p.clone());
+                let message = format!("not a Git catalog source: {reason}");
+                Bundle::failed(origin.clone(), CatalogError::new(&origin.label(), message))
+            }
             CatalogRef::Path(p) => {
                 let path = crate::env::resolve_path(&ctx.cwd, p);
                 let mut bundle = Bundle::from_path(p, &path);

@@ -688,6 +688,37 @@ fn issue12_lock_pins_the_string_form_of_a_configmap_in_a_resource_list() {
     );
 }
 
+/// A `KRM_CATALOG_CATALOGS` entry that starts like a Git source but is not one fails the run
+/// with the reason, even when no item needs it (it used to be loaded as a path and "not
+/// found" only warned); no server is needed to say so.
+#[test]
+fn issue12_a_malformed_git_entry_in_the_environment_says_why() {
+    let env = TestContext::new();
+    let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n";
+    for (entry, reason) in [
+        (
+            "git::https://127.0.0.1:1/repo",
+            "not a Git catalog source: ref is required: a tag, a branch or a full commit id",
+        ),
+        (
+            "git::https://127.0.0.1:1/repo?ref=v1&commit=abc",
+            "not a Git catalog source: commit \"abc\" is not a full commit id",
+        ),
+        (
+            "git::https://127.0.0.1:1/repo?tag=v1",
+            "not a Git catalog source: query unknown parameter \"tag=v1\"",
+        ),
+    ] {
+        let out = env.run_with(&[], input, &[("KRM_CATALOG_CATALOGS", entry)]);
+        assert_fails_with(
+            &out,
+            &format!("KRM_CATALOG_CATALOGS[0]: catalog {entry}: {reason}"),
+        );
+        // The ResourceList is written all the same, with the error among its results.
+        assert!(stdout(&out).contains("name: a"), "{}", stdout(&out));
+    }
+}
+
 /// The token `tests/support/git_http_server.py` wants for `/private/…`.
 const TOKEN: &str = "s3cret-test-token";
 

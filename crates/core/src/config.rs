@@ -415,7 +415,7 @@ pub fn env_catalogs() -> Vec<CatalogEntry> {
         .map(|(i, p)| {
             // `:` separates entries, so no entry is an https URL: each is a path or a Git
             // source (`git::…`, `git://…`), whose colons the split keeps. A Git source that
-            // does not parse is loaded as the path it would be, and fails naming it.
+            // does not parse stays a path here; the catalog stage fails it with the reason.
             let source = if p.starts_with("git:") {
                 p.parse::<CatalogRef>()
                     .unwrap_or_else(|_| CatalogRef::Path(p.to_owned()))
