@@ -10,6 +10,54 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
 
 /// Entries in one archive (tar or zip).
 pub const MAX_ENTRIES: usize = 10_000;
+
+/// The entry count a zip archive declares in its end-of-central-directory record (and its
+/// zip64 record, the larger of them), so an archive that declares too many is refused before
+/// its central directory is parsed (the zip crate reads as many headers as declared). `None`
+/// when no end record is found (the zip reader then says what is wrong).
+pub fn zip_declared_entries(bytes: &[u8]) -> Option<u64> {
+    const EOCD: &[u8] = b"PK\x05\x06";
+    const EOCD_LEN: usize = 22;
+    let le16 = |at: usize| {
+        bytes
+            .get(at..at + 2)
+            .map(|b| u64::from(u16::from_le_bytes([b[0], b[1]])))
+    };
+    let le64 = |at: usize| {
+        bytes
+            .get(at..at + 8)
+            .and_then(|b| b.try_into().ok())
+            .map(u64::from_le_bytes)
+    };
+    // The record ends the file but for a comment of at most 65,535 bytes: the last signature
+    // whose comment length reaches the end exactly, else the last signature at all.
+    let from = bytes.len().saturating_sub(EOCD_LEN + usize::from(u16::MAX));
+    let tail = bytes.get(from..)?;
+    let mut found = None;
+    for (i, window) in tail.windows(EOCD.len()).enumerate().rev() {
+        if window != EOCD {
+            continue;
+        }
+        let at = from + i;
+        let comment = le16(at + 20).and_then(|c| usize::try_from(c).ok());
+        if comment.is_some_and(|c| at + EOCD_LEN + c == bytes.len()) {
+            found = Some(at);
+            break;
+        }
+        found.get_or_insert(at);
+    }
+    let at = found?;
+    let declared = le16(at + 8).max(le16(at + 10))?;
+    // A zip64 locator right before the record points at the zip64 end record.
+    let zip64 = at
+        .checked_sub(20)
+        .filter(|&loc| bytes.get(loc..loc + 4) == Some(b"PK\x06\x07"))
+        .and_then(|loc| le64(loc + 8))
+        .and_then(|offset| usize::try_from(offset).ok())
+        .filter(|&rec| bytes.get(rec..rec + 4) == Some(b"PK\x06\x06"))
+        .and_then(|rec| le64(rec + 24).max(le64(rec + 32)));
+    Some(declared.max(zip64.unwrap_or(0)))
+}
 /// Output below this size is never a bomb, whatever the ratio.
 pub const RATIO_FLOOR: u64 = 8 * 1024 * 1024;
 

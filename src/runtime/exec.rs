@@ -212,6 +212,12 @@ pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, ArchiveError> {
             .ok_or_else(|| ArchiveError::Missing(bin.to_owned()));
     }
     if download.starts_with(b"PK\x03\x04") {
+        // Before the central directory is parsed: the zip reader reads as many headers as the
+        // end record declares.
+        let max = u64::try_from(archive::MAX_ENTRIES).unwrap_or(u64::MAX);
+        if archive::zip_declared_entries(download).is_some_and(|n| n > max) {
+            return Err(ArchiveError::TooManyEntries);
+        }
         let mut zip = zip::ZipArchive::new(std::io::Cursor::new(download))
             .map_err(|e| ArchiveError::NotZip(e.to_string()))?;
         if zip.len() > archive::MAX_ENTRIES {
@@ -366,6 +372,47 @@ mod tests {
         }
         assert_eq!(extract(buf.get_ref(), "fn").unwrap(), b"zipped");
         assert_eq!(extract(b"plain", "fn").unwrap(), b"plain");
+    }
+
+    /// A zip whose end record declares more entries than allowed is refused before its
+    /// central directory is read (the zip reader would read as many headers as declared),
+    /// with or without a comment after the record; a zip that declares few is read.
+    #[test]
+    fn a_zip_declaring_too_many_entries_is_refused_before_it_is_parsed() {
+        let zip_with = |comment: &str| {
+            let mut buf = std::io::Cursor::new(Vec::new());
+            {
+                let mut w = zip::ZipWriter::new(&mut buf);
+                w.set_comment(comment.to_owned()).unwrap();
+                w.start_file("fn", zip::write::SimpleFileOptions::default())
+                    .unwrap();
+                std::io::Write::write_all(&mut w, b"zipped").unwrap();
+                w.finish().unwrap();
+            }
+            buf.into_inner()
+        };
+        for comment in ["", "PK\u{5}\u{6} a comment that looks like a record"] {
+            let good = zip_with(comment);
+            assert_eq!(archive::zip_declared_entries(&good), Some(1));
+            assert_eq!(extract(&good, "fn").unwrap(), b"zipped");
+            // Declare 20,000 entries (both counts of the end record).
+            let at = good.len() - 22 - comment.len();
+            assert_eq!(&good[at..at + 4], b"PK\x05\x06");
+            let mut bad = good.clone();
+            for field in [at + 8, at + 10] {
+                bad[field..field + 2].copy_from_slice(&20_000u16.to_le_bytes());
+            }
+            assert_eq!(archive::zip_declared_entries(&bad), Some(20_000));
+            assert!(
+                matches!(extract(&bad, "fn"), Err(ArchiveError::TooManyEntries)),
+                "{:?}",
+                extract(&bad, "fn")
+            );
+        }
+        assert_eq!(
+            archive::zip_declared_entries(b"PK\x03\x04 no end record"),
+            None
+        );
     }
 
     #[test]
