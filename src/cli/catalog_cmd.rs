@@ -544,7 +544,10 @@ fn catalog_view(reference: &str, format: super::catalog_view::Format) -> Result<
         l.push('\n');
         l
     };
-    out.push_str(&line(&header));
+    // A catalog of functions only has no service rows: no header over nothing.
+    if !rows.is_empty() {
+        out.push_str(&line(&header));
+    }
     for row in &rows {
         out.push_str(&line(&row.iter().map(String::as_str).collect::<Vec<_>>()));
     }
