@@ -200,17 +200,7 @@ pub fn identity<T: Fields + ?Sized>(item: &T) -> String {
 
 /// [`identity`], appended to `out` (a buffer reused across items).
 pub fn identity_into<T: Fields + ?Sized>(item: &T, out: &mut String) {
-    let ns = str_at(item, &["metadata", "namespace"]);
-    let parts = [
-        str_at(item, &["apiVersion"]),
-        str_at(item, &["kind"]),
-        ns,
-        str_at(item, &["metadata", "name"]),
-    ];
-    for (i, part) in parts.into_iter().enumerate() {
-        if i == 2 && ns.is_empty() {
-            continue;
-        }
+    for (i, part) in identity_parts(item).enumerate() {
         if i > 0 {
             out.push('/');
         }
@@ -221,19 +211,8 @@ pub fn identity_into<T: Fields + ?Sized>(item: &T, out: &mut String) {
 /// Whether [`identity`] of `item` is `id`, without building the string (asked of every item
 /// of a large input).
 pub fn has_identity<T: Fields + ?Sized>(item: &T, id: &str) -> bool {
-    let ns = str_at(item, &["metadata", "namespace"]);
-    let parts = [
-        str_at(item, &["apiVersion"]),
-        str_at(item, &["kind"]),
-        ns,
-        str_at(item, &["metadata", "name"]),
-    ];
     let mut rest = id;
-    for (i, part) in parts.into_iter().enumerate() {
-        // `identity` leaves out an empty namespace and its slash.
-        if i == 2 && ns.is_empty() {
-            continue;
-        }
+    for (i, part) in identity_parts(item).enumerate() {
         let after_slash = if i == 0 {
             Some(rest)
         } else {
@@ -245,6 +224,19 @@ pub fn has_identity<T: Fields + ?Sized>(item: &T, id: &str) -> bool {
         }
     }
     rest.is_empty()
+}
+
+/// The parts [`identity`] joins with `/`: apiVersion, kind, the namespace unless empty, name.
+fn identity_parts<T: Fields + ?Sized>(item: &T) -> impl Iterator<Item = &str> {
+    let ns = str_at(item, &["metadata", "namespace"]);
+    [
+        Some(str_at(item, &["apiVersion"])),
+        Some(str_at(item, &["kind"])),
+        (!ns.is_empty()).then_some(ns),
+        Some(str_at(item, &["metadata", "name"])),
+    ]
+    .into_iter()
+    .flatten()
 }
 
 #[cfg(test)]

@@ -457,6 +457,13 @@ mod tests {
         }
     }
 
+    fn nullable(t: &str) -> Structural {
+        Structural {
+            nullable: true,
+            ..ty(t)
+        }
+    }
+
     fn array(list_type: Option<&str>, keys: &[&str], items: Option<Structural>) -> Structural {
         Structural {
             x_list_type: list_type.map(str::to_owned),
@@ -511,10 +518,6 @@ mod tests {
     #[test]
     fn upstream_sets_of_compound_items() {
         let set = |items: Structural| array(Some("set"), &[], Some(items));
-        let nullable = |t: &str| Structural {
-            nullable: true,
-            ..ty(t)
-        };
         let s = with_properties(vec![
             ("strings", set(ty("string"))),
             ("integers", set(ty("integer"))),
@@ -564,10 +567,6 @@ mod tests {
     #[test]
     fn upstream_maps_of_compound_items() {
         let map = |keys: &[&str], items: Structural| array(Some("map"), keys, Some(items));
-        let nullable = |t: &str| Structural {
-            nullable: true,
-            ..ty(t)
-        };
         let ac = || {
             with_properties(vec![
                 (
