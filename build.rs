@@ -141,6 +141,35 @@ fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Ch
     (lint, chosen)
 }
 
+/// Whether the bins are linked for a target whose linkers (GNU ld, lld) take what `link_bins`
+/// passes: Linux with glibc on x86_64 or aarch64.
+fn linux_gnu_target() -> bool {
+    let var = |name: &str| std::env::var(name).unwrap_or_default();
+    let arch = var("CARGO_CFG_TARGET_ARCH");
+    var("CARGO_CFG_TARGET_OS") == "linux"
+        && var("CARGO_CFG_TARGET_ENV") == "gnu"
+        && (arch == "x86_64" || arch == "aarch64")
+}
+
+/// Lay out the code the common runs execute in one place (issue 13): `link/hot-code.ld`, made
+/// by `bench/hot-code`, gathers those functions into `.text.hot` before `.text`. The kernel maps
+/// code 64 KiB around each page a run touches; spread over 19 MiB of `.text`, the ~0.9 MiB a
+/// run executes kept ~5 MiB resident, gathered ~3 MiB. The script only adds an output section
+/// (`INSERT BEFORE .text`, which GNU ld and lld read), and its patterns leave out symbol
+/// hashes, so a stale script costs memory, never correctness. `KRM_CATALOG_HOT_CODE=0` links
+/// without it. `limits::issue13_the_binary_gathers_its_hot_code` checks it.
+fn hot_code(manifest: &Path) {
+    println!("cargo:rerun-if-env-changed=KRM_CATALOG_HOT_CODE");
+    let script = manifest.join("link/hot-code.ld");
+    println!("cargo:rerun-if-changed={}", script.display());
+    if linux_gnu_target()
+        && std::env::var("KRM_CATALOG_HOT_CODE").as_deref() != Ok("0")
+        && script.is_file()
+    {
+        println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
+    }
+}
+
 /// Pack the binary's relative relocations (`DT_RELR`, issue 13). A PIE carries ~80,000 of them,
 /// and as `.rela.dyn` entries (24 bytes each) the loader reads 1.9 MB at every start, a fifth
 /// of what an empty run keeps resident; packed they take a few KB. The binary stays position
@@ -151,13 +180,7 @@ fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Ch
 /// lld support the flag. `limits::issue13_the_binary_packs_its_relocations` checks it.
 fn pack_relocations() {
     println!("cargo:rerun-if-env-changed=KRM_CATALOG_PACK_RELOCS");
-    let var = |name: &str| std::env::var(name).unwrap_or_default();
-    let arch = var("CARGO_CFG_TARGET_ARCH");
-    if var("CARGO_CFG_TARGET_OS") == "linux"
-        && var("CARGO_CFG_TARGET_ENV") == "gnu"
-        && (arch == "x86_64" || arch == "aarch64")
-        && var("KRM_CATALOG_PACK_RELOCS") != "0"
-    {
+    if linux_gnu_target() && std::env::var("KRM_CATALOG_PACK_RELOCS").as_deref() != Ok("0") {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
 }
@@ -167,6 +190,7 @@ fn main() {
     pack_relocations();
     let manifest =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into()));
+    hot_code(&manifest);
     let root = manifest.join(ROOT);
     let mut files = Vec::new();
     walk(&root, &root, &mut files);

@@ -260,6 +260,103 @@ fn issue13_the_binary_stays_position_independent() {
     );
 }
 
+/// The section headers and symbols of an ELF64 little-endian file, as far as the layout tests
+/// below read them.
+struct Elf {
+    bytes: Vec<u8>,
+}
+
+/// One section header: `(name, type, offset, size, link, entry size)`.
+type Section = (String, u32, usize, usize, usize, usize);
+
+impl Elf {
+    fn read(path: &std::path::Path) -> Elf {
+        let bytes = fs_err::read(path).expect("read the binary");
+        assert_eq!(
+            bytes.get(..5),
+            Some(&b"\x7fELF\x02"[..]),
+            "not an ELF64 file"
+        );
+        Elf { bytes }
+    }
+
+    fn uint(&self, at: usize, width: usize) -> usize {
+        let mut value = [0u8; 8];
+        if let Some(b) = self.bytes.get(at..at + width) {
+            value[..width].copy_from_slice(b);
+        }
+        usize::try_from(u64::from_le_bytes(value)).expect("fits")
+    }
+
+    fn cstr(&self, at: usize) -> String {
+        let tail = self.bytes.get(at..).unwrap_or_default();
+        let end = tail.iter().position(|&b| b == 0).unwrap_or(tail.len());
+        String::from_utf8_lossy(&tail[..end]).into_owned()
+    }
+
+    fn sections(&self) -> Vec<Section> {
+        let (shoff, entsize) = (self.uint(0x28, 8), self.uint(0x3A, 2));
+        let (count, names) = (self.uint(0x3C, 2), self.uint(0x3E, 2));
+        let header = |i: usize| shoff + i * entsize;
+        let names_at = self.uint(header(names) + 0x18, 8);
+        (0..count)
+            .map(|i| {
+                let h = header(i);
+                (
+                    self.cstr(names_at + self.uint(h, 4)),
+                    u32::try_from(self.uint(h + 4, 4)).expect("u32"),
+                    self.uint(h + 0x18, 8),
+                    self.uint(h + 0x20, 8),
+                    self.uint(h + 0x28, 4),
+                    self.uint(h + 0x38, 8),
+                )
+            })
+            .collect()
+    }
+
+    /// `(name, section index)` of every symbol in `.symtab`.
+    fn symbols(&self) -> Vec<(String, usize)> {
+        const SHT_SYMTAB: u32 = 2;
+        let sections = self.sections();
+        let Some((_, _, offset, size, link, entsize)) = sections.iter().find(|s| s.1 == SHT_SYMTAB)
+        else {
+            return Vec::new();
+        };
+        let strings = sections.get(*link).map_or(0, |s| s.2);
+        (0..size / entsize.max(&1))
+            .map(|i| {
+                let sym = offset + i * entsize;
+                (
+                    self.cstr(strings + self.uint(sym, 4)),
+                    self.uint(sym + 6, 2),
+                )
+            })
+            .collect()
+    }
+}
+
+/// Whether the bins are linked by `build.rs`'s rules (`pack-relative-relocs`, hot code): Linux
+/// with glibc on x86_64 or aarch64; says why not otherwise.
+fn linked_by_build_rs(test: &str, what: &str, opt_out: &str) -> bool {
+    if !cfg!(all(
+        target_os = "linux",
+        target_env = "gnu",
+        target_endian = "little",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )) {
+        skipped(
+            test,
+            &format!("{what}, Linux with glibc on x86_64 and aarch64 only"),
+        );
+        return false;
+    }
+    if std::env::var(opt_out).is_ok_and(|v| v == "0") {
+        skipped(test, &format!("{opt_out}=0 links without it"));
+        return false;
+    }
+    true
+}
+
 /// Issue 13: the binary's relative relocations are packed (`DT_RELR`, `build.rs`), so the
 /// loader reads a few KB instead of 1.9 MB of `.rela.dyn` at every start. Read from the ELF64
 /// section headers: the `SHT_DYNAMIC` section must hold a `DT_RELR` entry and `.rela.dyn`
@@ -268,55 +365,16 @@ fn issue13_the_binary_stays_position_independent() {
 fn issue13_the_binary_packs_its_relocations() {
     const SHT_RELA: u32 = 4;
     const SHT_DYNAMIC: u32 = 6;
-    const DT_RELR: u64 = 36;
-    if !cfg!(all(
-        target_os = "linux",
-        target_env = "gnu",
-        target_endian = "little",
-        any(target_arch = "x86_64", target_arch = "aarch64")
-    )) {
-        skipped(
-            test_name!(),
-            "DT_RELR check, Linux with glibc on x86_64 and aarch64 only",
-        );
+    const DT_RELR: usize = 36;
+    if !linked_by_build_rs(test_name!(), "DT_RELR check", "KRM_CATALOG_PACK_RELOCS") {
         return;
     }
-    if std::env::var("KRM_CATALOG_PACK_RELOCS").is_ok_and(|v| v == "0") {
-        skipped(
-            test_name!(),
-            "KRM_CATALOG_PACK_RELOCS=0 links without DT_RELR",
-        );
-        return;
-    }
-    let elf = fs_err::read(bin()).expect("read the binary");
-    let u16_at = |at: usize| {
-        elf.get(at..at + 2)
-            .map_or(0, |b| u16::from_le_bytes([b[0], b[1]]))
-    };
-    let u32_at = |at: usize| {
-        elf.get(at..at + 4)
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, u32::from_le_bytes)
-    };
-    let u64_at = |at: usize| {
-        elf.get(at..at + 8)
-            .and_then(|b| b.try_into().ok())
-            .map_or(0, u64::from_le_bytes)
-    };
-    let as_index = |v: u64| usize::try_from(v).expect("offset fits");
-    assert_eq!(elf.get(..5), Some(&b"\x7fELF\x02"[..]), "not an ELF64 file");
-    let (shoff, shentsize, shnum) = (as_index(u64_at(0x28)), u16_at(0x3A), u16_at(0x3C));
+    let elf = Elf::read(&bin());
     let mut tags = Vec::new();
     let mut rela_bytes = 0;
-    for i in 0..usize::from(shnum) {
-        let header = shoff + i * usize::from(shentsize);
-        let (kind, offset, size) = (
-            u32_at(header + 4),
-            as_index(u64_at(header + 0x18)),
-            as_index(u64_at(header + 0x20)),
-        );
+    for (_, kind, offset, size, _, _) in elf.sections() {
         match kind {
-            SHT_DYNAMIC => tags.extend((0..size / 16).map(|e| u64_at(offset + e * 16))),
+            SHT_DYNAMIC => tags.extend((0..size / 16).map(|e| elf.uint(offset + e * 16, 8))),
             SHT_RELA => rela_bytes += size,
             _ => {}
         }
@@ -331,6 +389,43 @@ fn issue13_the_binary_packs_its_relocations() {
         "{}: {rela_bytes} bytes of RELA relocations left",
         bin().display()
     );
+}
+
+/// Issue 13: the code every run executes is gathered in `.text.hot` (`link/hot-code.ld`, passed
+/// by `build.rs`), so a run keeps that code resident instead of the 64 KiB around each function
+/// scattered over `.text`. The section must exist and hold the reader, the classifier and the
+/// writer by their names; a script whose patterns no longer match (renamed functions, legacy
+/// symbol names) fails here, and `bench/hot-code` regenerates it.
+#[test]
+fn issue13_the_binary_gathers_its_hot_code() {
+    if !linked_by_build_rs(test_name!(), "code layout check", "KRM_CATALOG_HOT_CODE") {
+        return;
+    }
+    let elf = Elf::read(&bin());
+    let sections = elf.sections();
+    let Some(hot) = sections.iter().position(|s| s.0 == ".text.hot") else {
+        panic!(
+            "{} has no .text.hot section: build.rs links with -T link/hot-code.ld",
+            bin().display()
+        );
+    };
+    let symbols = elf.symbols();
+    for function in [
+        "4yaml15split_documents",
+        "13resource_list4read14read_skeletons",
+        "8pipeline8classify8classify",
+        "13resource_list5write12write_pieces",
+    ] {
+        let placed: Vec<usize> = symbols
+            .iter()
+            .filter(|(name, _)| name.starts_with("_R") && name.contains(function))
+            .map(|(_, section)| *section)
+            .collect();
+        assert!(
+            placed.contains(&hot),
+            "no function named like `{function}` in .text.hot (sections {placed:?}; is link/hot-code.ld stale? run bench/hot-code)"
+        );
+    }
 }
 
 /// Issue 13: stdin that is a regular file is read into a buffer of its size; the output is the
