@@ -141,8 +141,8 @@ fn user_chosen(merged: &catalog::Catalog) -> (Vec<catalog::CatalogError>, Vec<Ch
     (lint, chosen)
 }
 
-/// Whether the bins are linked for a target whose linkers (GNU ld, lld) take what `link_bins`
-/// passes: Linux with glibc on x86_64 or aarch64.
+/// Whether the bins are linked for a target whose linkers (GNU ld, lld) take the link
+/// arguments below: Linux with glibc on x86_64 or aarch64.
 fn linux_gnu_target() -> bool {
     let var = |name: &str| std::env::var(name).unwrap_or_default();
     let arch = var("CARGO_CFG_TARGET_ARCH");
@@ -153,21 +153,82 @@ fn linux_gnu_target() -> bool {
 
 /// Lay out the code the common runs execute in one place (issue 13): `link/hot-code.ld`, made
 /// by `bench/hot-code`, gathers those functions into `.text.hot` before `.text`. The kernel maps
-/// code 64 KiB around each page a run touches; spread over 19 MiB of `.text`, the ~0.9 MiB a
-/// run executes kept ~5 MiB resident, gathered ~3 MiB. The script only adds an output section
-/// (`INSERT BEFORE .text`, which GNU ld and lld read), and its patterns leave out symbol
-/// hashes, so a stale script costs memory, never correctness. `KRM_CATALOG_HOT_CODE=0` links
-/// without it. `limits::issue13_the_binary_gathers_its_hot_code` checks it.
+/// code 64 KiB around each page a run touches; spread over 19 MiB of `.text`, the code an empty
+/// run executes kept ~5 MiB resident. The script only adds an output section (`INSERT BEFORE
+/// .text`, which GNU ld and lld read; mold and gold do not), and its patterns leave out what
+/// differs between builds, so a stale script costs memory, never correctness. Matching ~4,600
+/// patterns against every section costs lld ~10 s on a debug binary, so debug builds take it
+/// only with `KRM_CATALOG_HOT_CODE=1` (as `scripts/test` sets); `=0` never. What was decided
+/// reaches the tests as `KRM_CATALOG_HOT_CODE_LINKED` (`limits::issue13_the_binary_gathers_its_hot_code`).
 fn hot_code(manifest: &Path) {
     println!("cargo:rerun-if-env-changed=KRM_CATALOG_HOT_CODE");
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
     let script = manifest.join("link/hot-code.ld");
     println!("cargo:rerun-if-changed={}", script.display());
-    if linux_gnu_target()
-        && std::env::var("KRM_CATALOG_HOT_CODE").as_deref() != Ok("0")
-        && script.is_file()
-    {
-        println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
+    let setting = std::env::var("KRM_CATALOG_HOT_CODE").unwrap_or_default();
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    let skip = if !linux_gnu_target() {
+        Some("not a Linux glibc target on x86_64 or aarch64".to_owned())
+    } else if setting == "0" {
+        Some("KRM_CATALOG_HOT_CODE=0".to_owned())
+    } else if std::env::var("OPT_LEVEL").as_deref() == Ok("0") && setting != "1" {
+        Some("a debug build (KRM_CATALOG_HOT_CODE=1 links it)".to_owned())
+    } else if !script.is_file() {
+        Some(format!("{} is missing", script.display()))
+    } else {
+        unreadable_linker(&flags).map(|linker| {
+            println!(
+                "cargo:warning=linking without link/hot-code.ld: {linker} does not read its SECTIONS … INSERT (an empty run keeps ~4 MiB more code resident)"
+            );
+            format!("the linker is {linker}")
+        })
+    };
+    if let Some(reason) = skip {
+        println!("cargo:rustc-env=KRM_CATALOG_HOT_CODE_LINKED=no: {reason}");
+        return;
     }
+    if !flags.contains("symbol-mangling-version=v0") {
+        // RUSTFLAGS, or a `target.*.rustflags` in any config, replaces `.cargo/config.toml`'s
+        // `build.rustflags`: legacy names match only std's part of the layout.
+        println!(
+            "cargo:warning=symbols are not v0-mangled (RUSTFLAGS or a target rustflags setting replaced .cargo/config.toml): link/hot-code.ld matches only part of the code; add -C symbol-mangling-version=v0"
+        );
+    }
+    // -Xlinker, not -Wl: -Wl splits its argument at commas, and a path may hold one.
+    for arg in ["-T", &script.display().to_string()] {
+        println!("cargo:rustc-link-arg-bins=-Xlinker");
+        println!("cargo:rustc-link-arg-bins={arg}");
+    }
+    println!("cargo:rustc-env=KRM_CATALOG_HOT_CODE_LINKED=yes");
+}
+
+/// The linker this build names, if it is one that cannot read `link/hot-code.ld`: mold or gold,
+/// chosen by `-fuse-ld=`, `--ld-path=` or `-C linker=` in the flags, or as the configured
+/// linker (cargo passes it to build scripts as `RUSTC_LINKER`).
+fn unreadable_linker(encoded_flags: &str) -> Option<&'static str> {
+    let named = |value: &str| {
+        let base = Path::new(value).file_name()?.to_str()?.to_owned();
+        ["mold", "gold"].into_iter().find(|l| {
+            base == *l || base == format!("ld.{l}") || base.ends_with(&format!("-ld.{l}"))
+        })
+    };
+    let linker = std::env::var("RUSTC_LINKER").unwrap_or_default();
+    encoded_flags
+        .split('\u{1f}')
+        .filter_map(|f| {
+            f.strip_prefix("link-arg=")
+                .or_else(|| f.strip_prefix("-Clink-arg="))
+                .unwrap_or(f)
+                .split(',')
+                .find_map(|part| {
+                    part.strip_prefix("-fuse-ld=")
+                        .or_else(|| part.strip_prefix("--ld-path="))
+                        .or_else(|| part.strip_prefix("linker="))
+                        .or_else(|| part.strip_prefix("-Clinker="))
+                })
+        })
+        .chain(std::iter::once(linker.as_str()))
+        .find_map(named)
 }
 
 /// Pack the binary's relative relocations (`DT_RELR`, issue 13). A PIE carries ~80,000 of them,
@@ -177,12 +238,19 @@ fn hot_code(manifest: &Path) {
 /// loader still writes). glibc reads `DT_RELR` since 2.36 (dynamic and static-pie), and a
 /// dynamic binary linked so needs glibc >= 2.36 where it runs: `KRM_CATALOG_PACK_RELOCS=0` at
 /// build time links without it (for older targets). x86_64 and aarch64 only, where GNU ld and
-/// lld support the flag. `limits::issue13_the_binary_packs_its_relocations` checks it.
+/// lld support the flag. `limits::issue13_the_binary_packs_its_relocations` checks it (told by
+/// `KRM_CATALOG_RELOCS_PACKED`).
 fn pack_relocations() {
     println!("cargo:rerun-if-env-changed=KRM_CATALOG_PACK_RELOCS");
-    if linux_gnu_target() && std::env::var("KRM_CATALOG_PACK_RELOCS").as_deref() != Ok("0") {
+    let decision = if !linux_gnu_target() {
+        "no: not a Linux glibc target on x86_64 or aarch64"
+    } else if std::env::var("KRM_CATALOG_PACK_RELOCS").as_deref() == Ok("0") {
+        "no: KRM_CATALOG_PACK_RELOCS=0"
+    } else {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
-    }
+        "yes"
+    };
+    println!("cargo:rustc-env=KRM_CATALOG_RELOCS_PACKED={decision}");
 }
 
 fn main() {
