@@ -467,15 +467,44 @@ fn run_bounded(
     });
     let owned_script = script.to_owned();
     let owned_source = source.to_owned();
+    let (done, result) = std::sync::mpsc::sync_channel(1);
     let worker = std::thread::Builder::new()
         .name("starlark".to_owned())
         .stack_size(STACK_BYTES)
-        .spawn(move || evaluate(&owned_script, owned_source, input, bounds))
+        .spawn(move || {
+            // The receiver is gone only when the step was given up as timed out.
+            let _ = done.send(evaluate(&owned_script, owned_source, input, bounds));
+        })
         .map_err(|error| RuntimeError::Start {
             program: format!("starlark {script}"),
             error,
         })?;
-    let output = worker.join().map_err(|panic| {
+    // The interpreter checks the deadline between bytecode ticks; a native call (comparing or
+    // hashing values that share structure, `max(range(…))`) can run for hours without one.
+    // Past the deadline and a grace the step fails and the thread is left behind: it holds no
+    // lock and writes nothing, and it ends with the process.
+    let grace = (bounds.time / 10).max(Duration::from_secs(1));
+    let output = match result.recv_timeout(bounds.time.saturating_add(grace)) {
+        Ok(output) => {
+            // Sent as its last act: the join is immediate.
+            let _ = worker.join();
+            Ok(output)
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            return Err(RuntimeError::StarlarkTimedOut {
+                at: script.to_owned(),
+                secs: bounds.time.as_secs(),
+                env: crate::env::FUNCTION_TIMEOUT,
+            });
+        }
+        // No result sent: the thread panicked, and join says with what.
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => worker.join().map(|()| {
+            Err(RuntimeError::StarlarkSetup(
+                "the interpreter thread ended without a result".to_owned(),
+            ))
+        }),
+    }
+    .map_err(|panic| {
         let reason = panic
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())
@@ -791,6 +820,29 @@ for r in ctx.resource_list["items"]:
         run_bounded("t.star", source, &config(), vec![cm("a")], bounds)
             .err()
             .map(|e| e.to_string())
+    }
+
+    /// A native call that runs for minutes without a tick (comparing two lists that share
+    /// structure: 2^27 element comparisons at a depth of 27) is given up at the deadline plus
+    /// the grace, not when it ends.
+    #[test]
+    fn the_function_timeout_stops_a_native_call_without_ticks() {
+        let started = Instant::now();
+        let e = under(
+            "a = []\nb = []\nfor i in range(27):\n    a = [a, a]\n    b = [b, b]\nsame = a == b\n",
+            Bounds {
+                ticks: u64::MAX / 2,
+                heap: 32 << 20,
+                time: Duration::from_secs(1),
+            },
+        );
+        assert_eq!(
+            e.as_deref(),
+            Some(
+                "starlark script t.star: still running after 1s (KRM_CATALOG_FUNCTION_TIMEOUT); is there an endless loop?"
+            )
+        );
+        assert!(started.elapsed() < Duration::from_secs(10));
     }
 
     #[test]
