@@ -39,6 +39,14 @@ use starlark::values::structs::AllocStruct;
 
 use super::RuntimeError;
 
+// The step's thread turns the interpreter's panics into a failed step (the collector's depth
+// bound panics on purpose, vendor/starlark/PATCHES.md); built with panic = "abort", each would
+// end the whole run instead.
+#[cfg(panic = "abort")]
+compile_error!(
+    "krm-catalog needs panic = \"unwind\": a Starlark step's thread catches the interpreter's panics"
+);
+
 /// Function calls plus loop iterations one script may make: a hundred times what a script
 /// that walks every container of ten thousand Deployments needs, and a fraction of a second to
 /// a few seconds of work.
