@@ -351,6 +351,20 @@ impl Elf {
     }
 }
 
+/// Whether build.rs linked the binary with `what` (its decision, `yes` or `no: <reason>`, reaches
+/// the tests at compile time); says why not otherwise.
+fn linked(test: &str, decision: Option<&str>, what: &str) -> bool {
+    let decision = decision.unwrap_or("no: build.rs did not say");
+    let Some(reason) = decision.strip_prefix("no: ") else {
+        return true;
+    };
+    skipped(
+        test,
+        &format!("the binary is linked without {what}: {reason}"),
+    );
+    false
+}
+
 /// Whether `name` matches a linker-script pattern whose only wildcard is `*`.
 fn glob_matches(pattern: &str, name: &str) -> bool {
     let mut parts = pattern.split('*');
@@ -380,12 +394,11 @@ fn issue13_the_binary_packs_its_relocations() {
     const SHT_RELA: u32 = 4;
     const SHT_DYNAMIC: u32 = 6;
     const DT_RELR: usize = 36;
-    let packed = option_env!("KRM_CATALOG_RELOCS_PACKED").unwrap_or("no: build.rs did not say");
-    if let Some(reason) = packed.strip_prefix("no: ") {
-        skipped(
-            test_name!(),
-            &format!("the binary is linked without DT_RELR: {reason}"),
-        );
+    if !linked(
+        test_name!(),
+        option_env!("KRM_CATALOG_RELOCS_PACKED"),
+        "DT_RELR",
+    ) {
         return;
     }
     let elf = Elf::read(&bin());
@@ -421,12 +434,11 @@ fn issue13_the_binary_packs_its_relocations() {
 /// functions, legacy symbol names) fails here, and `bench/hot-code` regenerates it.
 #[test]
 fn issue13_the_binary_gathers_its_hot_code() {
-    let linked = option_env!("KRM_CATALOG_HOT_CODE_LINKED").unwrap_or("no: build.rs did not say");
-    if let Some(reason) = linked.strip_prefix("no: ") {
-        skipped(
-            test_name!(),
-            &format!("the binary is linked without link/hot-code.ld: {reason}"),
-        );
+    if !linked(
+        test_name!(),
+        option_env!("KRM_CATALOG_HOT_CODE_LINKED"),
+        "link/hot-code.ld",
+    ) {
         return;
     }
     let elf = Elf::read(&bin());
