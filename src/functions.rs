@@ -38,8 +38,12 @@ fn exec_root(origin: &Origin, cwd: &Path) -> Option<PathBuf> {
                 path.parent().map(Path::to_path_buf)
             }
         }
-        Origin::Inline => Some(cwd.to_path_buf()),
-        Origin::Builtin | Origin::Url(_) | Origin::Oci(_) | Origin::Git { .. } => None,
+        // The package is the working directory; `/` is none (a container kpt or kustomize runs
+        // without mounts), and reading the image's own files is not what a package meant.
+        Origin::Inline if cwd != Path::new("/") => Some(cwd.to_path_buf()),
+        Origin::Inline | Origin::Builtin | Origin::Url(_) | Origin::Oci(_) | Origin::Git { .. } => {
+            None
+        }
     }
 }
 
@@ -106,6 +110,12 @@ pub fn prepare(
                     ),
                 );
             }
+            if f.mode == Mode::Run && *origin == Origin::Inline && !f.allow_inline_exec {
+                return fail(
+                    results,
+                    "this kind runs a Starlark script named by an inline catalog (an item of the input), so the package chooses what runs on this machine; set functions.allowInlineExec: true to allow it, or move the catalog out of the package into spec.catalogs".to_owned(),
+                );
+            }
             if f.mode == Mode::Pin && !*local {
                 return fail(
                     results,
@@ -128,6 +138,8 @@ pub fn prepare(
                 Mode::Run => Step::Run(Program::Starlark {
                     script: source.clone(),
                     source: text,
+                    // A file the package points at may be anything: its errors quote none of it.
+                    redact: *origin == Origin::Inline,
                 }),
                 Mode::Pin => {
                     let in_package = root

@@ -302,45 +302,47 @@ pub enum RuntimeError {
         /// `: <its stderr>`, or empty.
         stderr: String,
     },
-    /// A Starlark script failed: a syntax error, `fail`, a runtime error, a bound reached.
-    #[error("starlark script {at}: {message}")]
-    Starlark {
-        /// `SCRIPT:LINE:COLUMN`, or the script alone when the interpreter has no location.
-        at: String,
-        /// The interpreter's message.
-        message: String,
-    },
-    /// A Starlark script ran past the function timeout.
+    /// A Starlark script failed in `krm-catalog-starlark`: a syntax error, `fail`, a runtime
+    /// error, a bound reached, output that is not KRM; its message names the script and line.
+    #[error("{0}")]
+    StarlarkFailed(String),
+    /// A Starlark script ran past the function timeout and its process was stopped.
     #[error("starlark script {at}: still running after {secs}s ({env}); is there an endless loop?")]
     StarlarkTimedOut {
-        /// `SCRIPT:LINE:COLUMN` where it was stopped.
+        /// The script.
         at: String,
         /// The deadline.
         secs: u64,
         /// The variable that sets it.
         env: &'static str,
     },
-    /// The interpreter panicked on a script (a bug of the interpreter, or an allocation
-    /// beyond any limit); the run goes on.
-    #[error("starlark script {script}: the interpreter failed ({reason}); {hint}")]
-    StarlarkPanic {
+    /// A Starlark script's process ran out of its address space.
+    #[error(
+        "starlark script {script}: ran out of memory: a script may use {bytes} bytes of address space ({env}); build less at once, or raise the limit"
+    )]
+    StarlarkOutOfMemory {
         /// The script.
         script: String,
-        /// The panic message.
-        reason: String,
-        /// What to change in the script, by what the message says.
-        hint: &'static str,
+        /// The limit.
+        bytes: u64,
+        /// The variable that sets it.
+        env: &'static str,
     },
-    /// The interpreter refused its bounds (not expected).
-    #[error("cannot set the bounds of the Starlark interpreter: {0}")]
-    StarlarkSetup(String),
-    /// What the script left in `ctx.resource_list` cannot be written back.
-    #[error("starlark script {script}: cannot write back ctx.resource_list: {reason}")]
-    StarlarkOutput {
+    /// A Starlark script's process ended otherwise (a stack overflow, a signal).
+    #[error("starlark script {script}: the interpreter {how}")]
+    StarlarkCrashed {
         /// The script.
         script: String,
-        /// What is wrong.
-        reason: String,
+        /// What happened.
+        how: String,
+    },
+    /// `krm-catalog-starlark` is not installed.
+    #[error(
+        "Starlark runtimes run in krm-catalog-starlark, which is neither in {beside} nor on PATH: install it beside krm-catalog (the release tarball and the container image carry both), or build it with `cargo install --locked --path crates/starlark`"
+    )]
+    StarlarkMissing {
+        /// The directory of this binary.
+        beside: String,
     },
     /// A Starlark script from a URL without `sha256`.
     #[error(

@@ -35,12 +35,14 @@ pub enum Program {
         /// Give it the host network (only when required and allowed).
         network: bool,
     },
-    /// A verified Starlark script, run in-process ([`super::starlark`]).
+    /// A verified Starlark script, run by `krm-catalog-starlark` ([`super::starlark`]).
     Starlark {
         /// How messages name it (its path or URL as the catalog writes it).
         script: String,
         /// Its text.
         source: String,
+        /// Whether its errors may not quote it (a script an inline catalog names).
+        redact: bool,
     },
 }
 
@@ -54,12 +56,28 @@ impl Program {
         }
     }
 
-    /// The command line that runs it (none for a Starlark script, which runs in-process); a
-    /// container gets `name`, so a timeout can stop the container itself (killing the
-    /// engine's client would leave it running).
-    pub fn command(&self, name: &str) -> Option<Command> {
-        Some(match self {
-            Self::Starlark { .. } => return None,
+    /// The command line that runs it; a container gets `name`, so a timeout can stop the
+    /// container itself (killing the engine's client would leave it running).
+    pub fn command(&self, name: &str) -> Result<Command, RuntimeError> {
+        Ok(match self {
+            Self::Starlark { .. } => {
+                let mut cmd = Command::new(super::starlark::binary()?);
+                // Its bounds, and nothing else of our environment (no secrets for the script).
+                cmd.env_clear()
+                    .env(
+                        crate::env::FUNCTION_TIMEOUT,
+                        timeout().as_secs().to_string(),
+                    )
+                    .env(
+                        crate::env::STARLARK_MAX_MEMORY_BYTES,
+                        crate::env::starlark_max_memory_bytes().to_string(),
+                    )
+                    .env(
+                        crate::env::MAX_INPUT_BYTES,
+                        crate::yaml::max_input_bytes().to_string(),
+                    );
+                cmd
+            }
             Self::Exec { path, cwd } => {
                 let mut cmd = Command::new(path);
                 cmd.current_dir(cwd)
@@ -89,6 +107,63 @@ impl Program {
                 cmd
             }
         })
+    }
+
+    /// What the function reads as its function config: the item, or, for a Starlark script,
+    /// the `StarlarkRun` that carries the script and the item.
+    fn function_config(&self, item: &Value) -> Value {
+        match self {
+            Self::Starlark {
+                script,
+                source,
+                redact,
+            } => super::starlark::function_config(script, source, *redact, item),
+            Self::Exec { .. } | Self::Container { .. } => item.clone(),
+        }
+    }
+
+    /// How long it may run: the function timeout; a Starlark script gets a second more, so
+    /// that its own deadline, which names the line, comes first.
+    fn deadline(&self) -> Duration {
+        match self {
+            Self::Starlark { .. } => timeout().saturating_add(Duration::from_secs(1)),
+            Self::Exec { .. } | Self::Container { .. } => timeout(),
+        }
+    }
+
+    /// The error of a run that exited unsuccessfully.
+    fn failed(&self, status: std::process::ExitStatus, stderr: &str) -> RuntimeError {
+        if let Self::Starlark { script, .. } = self {
+            return super::starlark::failure(script, status, stderr);
+        }
+        let code = status
+            .code()
+            .map_or_else(|| "a signal".to_owned(), |c| format!("exit code {c}"));
+        let tail = if stderr.is_empty() {
+            String::new()
+        } else {
+            format!(": {stderr}")
+        };
+        RuntimeError::Failed {
+            program: self.tag(),
+            code,
+            stderr: tail,
+        }
+    }
+}
+
+/// Why an item is not a KRM object (`apiVersion`, `kind`, `metadata.name`: non-empty
+/// strings), if it is not.
+fn not_krm(item: &Value) -> Option<&'static str> {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).is_some_and(|s| !s.is_empty());
+    if !text(item.get("apiVersion")) {
+        Some("apiVersion is missing or not a non-empty string")
+    } else if !text(item.get("kind")) {
+        Some("kind is missing or not a non-empty string")
+    } else if !text(item.get("metadata").and_then(|m| m.get("name"))) {
+        Some("metadata.name is missing or not a non-empty string")
+    } else {
+        None
     }
 }
 
@@ -194,20 +269,10 @@ pub fn run(
     function_config: &Value,
     items: Vec<Value>,
 ) -> Result<Returned, RuntimeError> {
-    let program = match program {
-        Program::Starlark { script, source } => {
-            let out = super::starlark::run(script, source, function_config, items)?;
-            return Ok(Returned {
-                items: out.items,
-                results: out.results,
-            });
-        }
-        other => other,
-    };
     let input = resource_list::write(
         ResourceList {
             items,
-            function_config: Some(function_config.clone()),
+            function_config: Some(program.function_config(function_config)),
             verbatim: None,
         },
         None,
@@ -217,18 +282,13 @@ pub fn run(
         std::process::id(),
         RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
     );
-    let Some(mut cmd) = program.command(&name) else {
-        return Err(RuntimeError::StarlarkSetup(format!(
-            "{} has no command line",
-            program.tag()
-        )));
-    };
+    let mut cmd = program.command(&name)?;
     cmd.stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     #[cfg(unix)]
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
-    let limit = timeout();
+    let limit = program.deadline();
     let started = Instant::now();
     let mut child = cmd.spawn().map_err(|error| match program {
         Program::Container { engine, .. } if error.kind() == std::io::ErrorKind::NotFound => {
@@ -270,10 +330,17 @@ pub fn run(
         let _ = tx.send(Event::Stderr(Vec::new()));
     }
     drop(tx);
-    let timed_out = || RuntimeError::TimedOut {
-        program: program.tag(),
-        secs: limit.as_secs(),
-        env: crate::env::FUNCTION_TIMEOUT,
+    let timed_out = || match program {
+        Program::Starlark { script, .. } => RuntimeError::StarlarkTimedOut {
+            at: script.clone(),
+            secs: timeout().as_secs(),
+            env: crate::env::FUNCTION_TIMEOUT,
+        },
+        _ => RuntimeError::TimedOut {
+            program: program.tag(),
+            secs: limit.as_secs(),
+            env: crate::env::FUNCTION_TIMEOUT,
+        },
     };
     let too_long = || RuntimeError::TooMuchOutput {
         program: program.tag(),
@@ -321,20 +388,15 @@ pub fn run(
         return Err(timed_out());
     };
     let stderr = String::from_utf8_lossy(&stderr).trim().to_owned();
+    if let Program::Starlark { .. } = program {
+        // What the script printed is the user's, as under kpt.
+        let mut err = std::io::stderr().lock();
+        for line in super::starlark::printed(&stderr) {
+            let _ = writeln!(err, "{line}");
+        }
+    }
     if !status.success() {
-        let code = status
-            .code()
-            .map_or_else(|| "a signal".to_owned(), |c| format!("exit code {c}"));
-        let tail = if stderr.is_empty() {
-            String::new()
-        } else {
-            format!(": {stderr}")
-        };
-        return Err(RuntimeError::Failed {
-            program: program.tag(),
-            code,
-            stderr: tail,
-        });
+        return Err(program.failed(status, &stderr));
     }
     let text = String::from_utf8(stdout).map_err(|_| RuntimeError::NotUtf8(program.tag()))?;
     let results = crate::yaml::parse(&text)
@@ -345,6 +407,19 @@ pub fn run(
         program: program.tag(),
         reason: e.to_string(),
     })?;
+    // Whatever the function, what comes back must be KRM objects: anything else would be
+    // written out as if it were one.
+    if let Some((i, what)) = list
+        .items
+        .iter()
+        .enumerate()
+        .find_map(|(i, item)| not_krm(item).map(|what| (i, what)))
+    {
+        return Err(RuntimeError::NotAResourceList {
+            program: program.tag(),
+            reason: format!("items[{i}] is not a KRM object: {what}"),
+        });
+    }
     Ok(Returned {
         items: list.items,
         results,

@@ -183,6 +183,27 @@ pub fn have(tool: &str, test: &str) -> bool {
     found
 }
 
+/// Whether `krm-catalog-starlark` is built beside the binary under test (`scripts/test` builds
+/// it: `cargo build --manifest-path crates/starlark/Cargo.toml --target-dir target`); prints a
+/// visible skip line for `test` when it is not, and fails instead when
+/// `KRM_CATALOG_REQUIRE_STARLARK` is set (as `scripts/test` sets it), so CI cannot skip them.
+pub fn have_starlark(test: &str) -> bool {
+    let path = bin().with_file_name("krm-catalog-starlark");
+    let found = path.is_file();
+    if !found {
+        let reason = format!(
+            "{} is not built (cargo build --manifest-path crates/starlark/Cargo.toml --target-dir target)",
+            path.display()
+        );
+        assert!(
+            std::env::var_os("KRM_CATALOG_REQUIRE_STARLARK").is_none(),
+            "{test}: {reason}"
+        );
+        skipped(test, &reason);
+    }
+    found
+}
+
 /// Report a skipped test: on stderr, and appended to the file `KRM_CATALOG_SKIP_LOG` names, so
 /// the test command (`scripts/test`) lists every skip with its reason after the run (cargo
 /// hides the stderr of passing tests).

@@ -42,6 +42,9 @@ pub const MAX_CATALOG_FILE_BYTES: &str = "KRM_CATALOG_MAX_CATALOG_FILE_BYTES";
 pub const MAX_UNPACK_RATIO: &str = "KRM_CATALOG_MAX_UNPACK_RATIO";
 /// Seconds a run-mode function may take (default 300, at least 1).
 pub const FUNCTION_TIMEOUT: &str = "KRM_CATALOG_FUNCTION_TIMEOUT";
+/// Bytes of address space of a Starlark script's process, `krm-catalog-starlark` (default
+/// 512 MiB): the Starlark heap, its stack, the items it holds.
+pub const STARLARK_MAX_MEMORY_BYTES: &str = "KRM_CATALOG_STARLARK_MAX_MEMORY_BYTES";
 /// Bytes one template render may create for strings, lists and output (default 128 MiB).
 pub const TEMPLATE_MAX_BYTES: &str = "KRM_CATALOG_TEMPLATE_MAX_BYTES";
 /// Seconds one template render may take (default 10).
@@ -53,6 +56,8 @@ pub const XDG_CACHE_HOME: &str = "XDG_CACHE_HOME";
 /// The home directory: `~/` in catalog paths, the last default of the cache directory, and
 /// where `.netrc` is.
 pub const HOME: &str = "HOME";
+/// Where `krm-catalog-starlark` is looked for when it is not beside this binary.
+pub const PATH: &str = "PATH";
 /// The `.netrc` file for HTTPS Git catalog sources (default `$HOME/.netrc`), as curl reads it.
 pub const NETRC: &str = "NETRC";
 
@@ -111,6 +116,11 @@ pub fn template_timeout() -> Duration {
 /// [`FUNCTION_TIMEOUT`].
 pub fn function_timeout() -> Duration {
     Duration::from_secs(number(FUNCTION_TIMEOUT).unwrap_or(300u64).max(1))
+}
+
+/// [`STARLARK_MAX_MEMORY_BYTES`].
+pub fn starlark_max_memory_bytes() -> u64 {
+    number(STARLARK_MAX_MEMORY_BYTES).unwrap_or(512 * MIB)
 }
 
 /// [`HTTP_TIMEOUT`].
@@ -209,6 +219,11 @@ pub fn no_cache_reason() -> String {
 /// [`HOME`] as set (possibly empty).
 pub fn home() -> Option<OsString> {
     std::env::var_os(HOME)
+}
+
+/// [`PATH`].
+pub fn path() -> Option<OsString> {
+    non_empty(PATH)
 }
 
 /// [`NETRC`], when set and not empty.
