@@ -21,7 +21,7 @@ ENTRYPOINT ["/usr/local/bin/krm-catalog"]
 FROM rust:1.95-bookworm@sha256:6258907abe69656e41cd992e0b705cdcfabcbbe3db374f92ed2d47121282d4a1 AS build
 WORKDIR /src
 COPY . .
-RUN RUSTFLAGS='-C target-feature=+crt-static --cfg getrandom_backend="linux_getrandom" -C symbol-mangling-version=v0' \
+RUN RUSTFLAGS='-C target-feature=+crt-static --cfg getrandom_backend="linux_getrandom"' \
       cargo build --release --locked --target x86_64-unknown-linux-gnu \
  && cp target/x86_64-unknown-linux-gnu/release/krm-catalog /krm-catalog
 

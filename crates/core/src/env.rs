@@ -73,7 +73,7 @@ fn number<T: std::str::FromStr>(name: &str) -> Option<T> {
     parsed
 }
 
-/// The logger is not part of what `build.rs` compiles, so this writes the logger's format
+/// The logger lives in `krm-catalog`, above this crate, so this writes the logger's format
 /// itself; accessors run many times per process, the warning once per variable.
 fn warn_once(name: &str, value: &std::ffi::OsStr) {
     use std::io::Write as _;

@@ -7,8 +7,8 @@
 //! [`render`] (a catalog's services into manifests), [`lint`], and [`yaml`], the only door YAML
 //! goes through.
 //!
-//! It is a crate of its own so that `krm-catalog`'s build script can check the built-in catalog
-//! with the very code the binary runs.
+//! It is a crate of its own so that the compiler holds the layering: the catalog model cannot
+//! see the ResourceList, the pipeline or the command line.
 
 pub mod catalog;
 pub mod catalog_ref;

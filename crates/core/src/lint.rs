@@ -1,7 +1,7 @@
 //! `catalog lint`: every load-time check, plus a render of every service with its defaults,
-//! so a catalog author finds a broken template before a user does. `build.rs` runs the same
-//! checks on the built-in catalog. It sits above `catalog`, `service` and `render`: it uses all
-//! three, and the catalog model does not know it.
+//! so a catalog author finds a broken template before a user does. `builtin`'s test runs the
+//! same checks on the built-in catalog. It sits above `catalog`, `service` and `render`: it
+//! uses all three, and the catalog model does not know it.
 
 use serde_json::{Map, Value, json};
 

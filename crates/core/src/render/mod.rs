@@ -23,7 +23,7 @@ pub struct Generated {
 }
 
 /// Renders the services of one catalog. It is made by whoever renders (a run, a command, the
-/// build script) and lives as long as they do, so each bundle's environment is compiled once
+/// built-in catalog's test) and lives as long as they do, so each bundle's environment is compiled once
 /// for all its services, and never for a bundle nothing renders from.
 #[derive(Debug)]
 pub struct Renderer<'c> {

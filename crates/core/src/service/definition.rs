@@ -126,7 +126,7 @@ pub fn subschema<'a>(schema: &'a Value, path: &[String]) -> Option<&'a Value> {
 
 /// A value for `schema` made of its `example`s: the example itself, else (for an object) every
 /// value a user must choose, from their examples. None when an example is missing. Used to
-/// render catalogs whose services have values without defaults (`build.rs`, lint).
+/// render catalogs whose services have values without defaults (the built-in catalog's test, lint).
 pub fn example_value(schema: &Value) -> Option<Value> {
     if let Some(example) = schema.get("example") {
         return Some(example.clone());

@@ -69,7 +69,7 @@ impl InstanceSchema {
 }
 
 /// The compiled instance schemas of one catalog's services, each built on first use and kept:
-/// whoever prepares instances (a run, `catalog lint`, the build script) makes one and lends it,
+/// whoever prepares instances (a run, `catalog lint`, the built-in catalog's test) makes one and lends it,
 /// so a service's schema is compiled once however many of its instances there are. Keyed by
 /// service ID, which is unique in a merged catalog: one cache serves one catalog.
 #[derive(Debug, Default)]
