@@ -4,11 +4,12 @@
 //! with unbounded `bytes()`/`text()` (oci-client 0.18 `src/client.rs`, `_pull_manifest_raw`,
 //! `_auth`): an endless manifest took 4.2 GB. Here every body is bounded (manifests by
 //! `KRM_CATALOG_MAX_MANIFEST_BYTES`, blobs by their declared size and the download limit),
-//! hashed while it streams, and every redirect hop passes the transport rule.
+//! hashed while it streams, and every redirect hop passes the transport rule. References are
+//! parsed by `catalog_ref::OciRef`, the one parser for catalog artifacts and images.
 
-use oci_client::Reference;
 use reqwest::header::{ACCEPT, HeaderMap, HeaderValue, WWW_AUTHENTICATE};
 
+use crate::catalog_ref::OciRef;
 use crate::env::MAX_MANIFEST_BYTES;
 
 use super::net::{
@@ -35,9 +36,9 @@ impl Net {
     }
 
     async fn manifest_digest_once(&self, reference: &str) -> Result<String, FetchError> {
-        let parsed: Reference = reference
-            .parse()
-            .map_err(|e| FetchError::fatal(format!("{reference}: not an image reference: {e}")))?;
+        let parsed = OciRef::parse(reference).map_err(|e| {
+            FetchError::fatal(format!("{reference}: not an image reference: {}", e.kind))
+        })?;
         let mut session = Session::new(self, reference.to_owned(), &parsed);
         let (_, hex, _) = session
             .get(
@@ -58,9 +59,8 @@ impl Net {
 
     async fn pull_once(&self, reference: &str) -> Result<Artifact, FetchError> {
         let what = format!("oci://{reference}");
-        let parsed: Reference = reference
-            .parse()
-            .map_err(|e| FetchError::fatal(format!("{what}: not an OCI reference: {e}")))?;
+        let parsed = OciRef::parse(reference)
+            .map_err(|e| FetchError::fatal(format!("{what}: not an OCI reference: {}", e.kind)))?;
         let mut session = Session::new(self, what.clone(), &parsed);
         let (bytes, hex, headers) = session
             .get(
@@ -82,7 +82,7 @@ impl Net {
             )));
         }
         if let Some(pinned) = parsed.digest()
-            && pinned != computed
+            && pinned.hex() != hex
         {
             return Err(FetchError::fatal(format!(
                 "{what}: digest mismatch: expected {pinned}, the manifest is {computed}"
@@ -192,9 +192,11 @@ fn manifest_limit() -> Limit {
     }
 }
 
-fn manifest_path(parsed: &Reference) -> String {
-    let target = parsed.digest().or(parsed.tag()).unwrap_or("latest");
-    format!("manifests/{target}")
+fn manifest_path(parsed: &OciRef) -> String {
+    match (parsed.digest(), parsed.tag()) {
+        (Some(digest), _) => format!("manifests/{digest}"),
+        (None, tag) => format!("manifests/{}", tag.unwrap_or("latest")),
+    }
 }
 
 /// Requests to one repository of one registry, with the authorization it earned.
@@ -212,7 +214,7 @@ struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    fn new(net: &'a Net, what: String, parsed: &Reference) -> Self {
+    fn new(net: &'a Net, what: String, parsed: &OciRef) -> Self {
         let registry = parsed.resolve_registry().to_owned();
         let host = registry
             .rsplit_once(':')

@@ -7,50 +7,9 @@ use crate::remote::archive::ArchiveError;
 /// A failed runtime step. Messages name the image, URI, file or function they are about.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
-    /// Empty, or with whitespace.
-    #[error("\"{0}\" is not an image reference")]
-    NotAnImage(String),
-    /// `@md5:…` and the like.
-    #[error("\"{0}\": only sha256 digests are supported")]
-    OnlySha256(String),
-    /// `@sha256:` with something that is not 64 hex characters.
-    #[error("\"{reference}\": \"{digest}\" is not a sha256 digest")]
-    ImageDigest {
-        /// The image reference.
-        reference: String,
-        /// The digest as written.
-        digest: String,
-    },
-    /// A tag outside the OCI grammar.
-    #[error(
-        "\"{reference}\": tag \"{tag}\" must be 1 to 128 letters, digits and ._- starting with a letter, digit or _"
-    )]
-    ImageTag {
-        /// The image reference.
-        reference: String,
-        /// The tag.
-        tag: String,
-    },
-    /// A registry that is not a host name (it could read as an engine's option).
-    #[error(
-        "\"{reference}\": registry \"{registry}\" must be a host name (letters, digits, inner - and .) with an optional :port"
-    )]
-    ImageRegistry {
-        /// The image reference.
-        reference: String,
-        /// The registry.
-        registry: String,
-    },
-    /// A repository outside the OCI grammar.
-    #[error(
-        "\"{reference}\": repository \"{repository}\" must be /-separated parts of lowercase letters and digits, joined inside a part by . _ __ or -"
-    )]
-    ImageRepository {
-        /// The image reference.
-        reference: String,
-        /// The repository.
-        repository: String,
-    },
+    /// An image reference outside the grammar (`invalid reference "…": …`).
+    #[error(transparent)]
+    Image(#[from] crate::catalog_ref::OciRefError),
     /// A declared `sha256` that is not one.
     #[error("\"{0}\" is not a sha256 digest (64 lowercase hex characters)")]
     NotADigest(String),

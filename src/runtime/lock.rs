@@ -427,7 +427,7 @@ fn lock_runtimes(
                     sha256: None,
                     ..
                 } if !image.contains("@sha256:") => {
-                    let parsed = super::image::ImageRef::parse(image)?;
+                    let parsed = crate::catalog_ref::OciRef::parse(image.trim())?;
                     let digest = remote.net_manifest_digest(&parsed.tagged())?;
                     let hex = digest.trim_start_matches("sha256:").to_owned();
                     pin(edit, report, "image", image, &hex)?;

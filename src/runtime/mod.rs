@@ -5,17 +5,16 @@
 mod edit;
 mod error;
 pub mod exec;
-pub mod image;
 pub mod lock;
 mod lock_git;
 pub mod run;
 pub mod starlark;
 
 use crate::catalog::kep::Runtime;
+use crate::catalog_ref::OciRef;
 use crate::remote::Remote;
 pub use edit::Locked;
 pub use error::{EditProof, RegistryCheck, RuntimeError};
-use image::ImageRef;
 
 /// Normalise a declared sha256 (`hex` or `sha256:hex`) to `sha256:hex`.
 pub fn normalize_digest(declared: &str) -> Result<String, RuntimeError> {
@@ -65,7 +64,7 @@ fn create_with_random_name<T>(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PinnedImage {
     /// The parsed reference.
-    pub image: ImageRef,
+    pub image: OciRef,
     /// The digest to pin, when there is one (only `allowUnpinned` lets it be missing).
     pub digest: Option<String>,
     /// Non-fatal findings (an unpinned image under `allowUnpinned`).
@@ -91,9 +90,11 @@ pub fn verify_container(
     allow_unpinned: bool,
     remote: Option<&Remote>,
 ) -> Result<PinnedImage, RuntimeError> {
-    let parsed = ImageRef::parse(image)?;
+    // Blanks around the reference are the YAML's, not the reference's.
+    let parsed = OciRef::parse(image.trim())?;
     let declared = sha256.map(normalize_digest).transpose()?;
-    if let (Some(in_ref), Some(declared)) = (&parsed.digest, &declared)
+    let in_reference = parsed.digest().map(ToString::to_string);
+    if let (Some(in_ref), Some(declared)) = (&in_reference, &declared)
         && in_ref != declared
     {
         return Err(RuntimeError::PinConflict {
@@ -102,7 +103,7 @@ pub fn verify_container(
             declared: declared.clone(),
         });
     }
-    let digest = declared.or_else(|| parsed.digest.clone());
+    let digest = declared.or(in_reference);
     let mut warnings = Vec::new();
     if digest.is_none() {
         if !allow_unpinned {
@@ -127,7 +128,7 @@ pub fn verify_container(
 /// the digest it names to be the pinned one. Manifests only, never layers.
 pub fn check_registry(pinned: &PinnedImage, remote: &Remote) -> Result<(), RegistryCheck> {
     let parsed = &pinned.image;
-    match (&parsed.tag, &pinned.digest) {
+    match (parsed.tag(), &pinned.digest) {
         (Some(tag), digest) => {
             let tagged = format!("{}:{tag}", parsed.name());
             let in_registry = remote

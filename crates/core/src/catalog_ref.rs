@@ -1,9 +1,14 @@
 //! Catalog references: the one type for "where a catalog comes from", parsed and printed here
 //! for every place one is written (typed `spec.catalogs`, the ConfigMap `catalogs` list, the
-//! command line, `KRM_CATALOG_CATALOGS`), and the sha256 [`Digest`] that pins one.
+//! command line, `KRM_CATALOG_CATALOGS`), the sha256 [`Digest`] that pins one, and the OCI
+//! reference ([`OciRef`]) of an artifact or a container image.
+
+mod oci;
 
 use std::fmt;
 use std::str::FromStr;
+
+pub use oci::{OciRef, OciRefError, OciRefErrorKind};
 
 /// Whether `s` is 64 lowercase hex characters (a sha256 digest without its `sha256:` prefix).
 pub fn is_sha256_hex(s: &str) -> bool {
