@@ -19,3 +19,4 @@ mod runtimes;
 mod servers;
 mod starlark;
 mod util;
+mod vendor;
