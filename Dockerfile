@@ -14,6 +14,7 @@ COPY docker/passwd /etc/passwd
 COPY docker/group /etc/group
 COPY dist/ca-certificates.crt /etc/ssl/certs/ca-certificates.crt
 COPY dist/krm-catalog /usr/local/bin/krm-catalog
+COPY dist/krm-catalog-starlark /usr/local/bin/krm-catalog-starlark
 USER 65534:65534
 ENTRYPOINT ["/usr/local/bin/krm-catalog"]
 
@@ -21,12 +22,16 @@ ENTRYPOINT ["/usr/local/bin/krm-catalog"]
 FROM rust:1.95-bookworm@sha256:6258907abe69656e41cd992e0b705cdcfabcbbe3db374f92ed2d47121282d4a1 AS build
 WORKDIR /src
 COPY . .
-RUN RUSTFLAGS='-C target-feature=+crt-static --cfg getrandom_backend="linux_getrandom"' \
-      cargo build --release --locked --target x86_64-unknown-linux-gnu \
- && cp target/x86_64-unknown-linux-gnu/release/krm-catalog /krm-catalog
+ENV RUSTFLAGS='-C target-feature=+crt-static --cfg getrandom_backend="linux_getrandom"'
+RUN cargo build --release --locked --target x86_64-unknown-linux-gnu \
+ && cargo build --release --locked --target x86_64-unknown-linux-gnu \
+      --manifest-path crates/starlark/Cargo.toml --target-dir target \
+ && cp target/x86_64-unknown-linux-gnu/release/krm-catalog /krm-catalog \
+ && cp target/x86_64-unknown-linux-gnu/release/krm-catalog-starlark /krm-catalog-starlark
 
 # distroless/static carries CA certificates and a passwd with nobody (65534).
 FROM gcr.io/distroless/static-debian12:nonroot@sha256:d093aa3e30dbadd3efe1310db061a14da60299baff8450a17fe0ccc514a16639 AS release
 COPY --from=build /krm-catalog /usr/local/bin/krm-catalog
+COPY --from=build /krm-catalog-starlark /usr/local/bin/krm-catalog-starlark
 USER 65534:65534
 ENTRYPOINT ["/usr/local/bin/krm-catalog"]

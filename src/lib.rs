@@ -13,7 +13,6 @@
 
 mod builtin;
 pub mod cli;
-mod functions;
 mod logger;
 mod names;
 pub mod pipeline;
@@ -24,9 +23,9 @@ mod walk;
 // Public for the integration tests (archives they build, the platform they run on), not an
 // API: hidden from the documentation.
 #[doc(hidden)]
-pub mod remote;
+pub mod functions;
 #[doc(hidden)]
-pub mod runtime;
+pub mod remote;
 
 pub use krm_catalog_core::{
     catalog, catalog_ref, config, diagnostics, lint, render, schema, service, template, verify,

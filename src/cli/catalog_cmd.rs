@@ -88,11 +88,11 @@ pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
             all_platforms,
         } => {
             let platforms = if all_platforms {
-                crate::runtime::exec::PullPlatforms::All
+                crate::functions::exec::PullPlatforms::All
             } else if platforms.is_empty() {
-                crate::runtime::exec::PullPlatforms::This
+                crate::functions::exec::PullPlatforms::This
             } else {
-                crate::runtime::exec::PullPlatforms::These(
+                crate::functions::exec::PullPlatforms::These(
                     platforms
                         .iter()
                         .map(|p| parse_platform(p))
@@ -192,7 +192,7 @@ fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String,
 
 fn catalog_lock(path: &std::path::Path) -> Result<(), CliError> {
     let remote = crate::remote::Remote::new(false);
-    let report = crate::runtime::lock::lock(path, &remote)?;
+    let report = crate::functions::lock::lock(path, &remote)?;
     let mut out = String::new();
     for line in &report {
         let _ = writeln!(out, "{line}");
@@ -220,9 +220,9 @@ fn catalog_verify(reference: &str) -> Result<(), CliError> {
     error::print_problems(&problems(&bundle));
     // `file://` URIs resolve inside a local catalog's root; remote catalogs cannot name files.
     let root = match &source {
-        CatalogRef::Path(p) if reference != "builtin" => {
-            Some(crate::runtime::lock::catalog_root(std::path::Path::new(p)))
-        }
+        CatalogRef::Path(p) if reference != "builtin" => Some(
+            crate::functions::lock::catalog_root(std::path::Path::new(p)),
+        ),
         _ => None,
     };
     let functions: Vec<crate::catalog::kep::Function> = bundle
@@ -235,7 +235,7 @@ fn catalog_verify(reference: &str) -> Result<(), CliError> {
         .iter()
         .map(|d| d.definition.id.clone())
         .collect();
-    let checks = crate::runtime::lock::verify(&functions, &services, &remote, root.as_deref());
+    let checks = crate::functions::lock::verify(&functions, &services, &remote, root.as_deref());
     let mut out = String::new();
     for check in &checks {
         let _ = writeln!(out, "{check}");
@@ -279,7 +279,7 @@ fn load_for_pull(
             let path = std::path::Path::new(p);
             (
                 Bundle::from_path(p, path),
-                Some(crate::runtime::lock::catalog_root(path)),
+                Some(crate::functions::lock::catalog_root(path)),
             )
         }
         _ => (remote.pull(&source)?, None),
@@ -306,7 +306,7 @@ fn load_for_pull(
 fn pull_binaries(
     bundle: &Bundle,
     root: Option<&std::path::Path>,
-    platforms: &crate::runtime::exec::PullPlatforms,
+    platforms: &crate::functions::exec::PullPlatforms,
     remote: &crate::remote::Remote,
     failed: &mut bool,
 ) -> Vec<String> {
@@ -337,7 +337,7 @@ fn pull_binaries(
                     if !seen.insert((p.uri.clone(), p.sha256.clone(), p.bin.clone())) {
                         continue;
                     }
-                    match crate::runtime::exec::prepare(p, remote, root) {
+                    match crate::functions::exec::prepare(p, remote, root) {
                         Ok(path) => lines.push(format!(
                             "pulled exec binary of {gvk} for {}/{} ({}) into {}",
                             p.os,
@@ -363,7 +363,7 @@ fn pull_binaries(
 
 fn catalog_pull(
     references: &[String],
-    platforms: &crate::runtime::exec::PullPlatforms,
+    platforms: &crate::functions::exec::PullPlatforms,
 ) -> Result<(), CliError> {
     let remote = crate::remote::Remote::new(false);
     // Pulling is filling the cache: one that cannot be written fails before any download.

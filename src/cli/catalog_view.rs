@@ -282,13 +282,15 @@ fn runtime_view(runtime: &Runtime) -> RuntimeView {
                 require_storage_mount,
             } => {
                 let pinned =
-                    crate::runtime::verify_container(image, sha256.as_deref(), false, None)
+                    crate::functions::verify_container(image, sha256.as_deref(), false, None)
                         .ok()
                         .filter(|p| p.digest.is_some());
                 view.container = Some(ContainerView {
                     image: image.clone(),
                     digest: pinned.as_ref().and_then(|p| p.digest.clone()),
-                    pinned_image: pinned.as_ref().map(crate::runtime::PinnedImage::reference),
+                    pinned_image: pinned
+                        .as_ref()
+                        .map(crate::functions::PinnedImage::reference),
                     require_network: *require_network,
                     require_storage_mount: *require_storage_mount,
                 });
@@ -303,7 +305,8 @@ fn runtime_view(runtime: &Runtime) -> RuntimeView {
                             bin: p.bin.clone(),
                             uri: p.uri.clone(),
                             sha256: p.sha256.as_deref().map(|d| {
-                                crate::runtime::normalize_digest(d).unwrap_or_else(|_| d.to_owned())
+                                crate::functions::normalize_digest(d)
+                                    .unwrap_or_else(|_| d.to_owned())
                             }),
                         })
                         .collect(),
@@ -318,7 +321,7 @@ fn runtime_view(runtime: &Runtime) -> RuntimeView {
                     path: local.then(|| source.clone()),
                     url: (!local).then(|| source.clone()),
                     sha256: sha256.as_deref().map(|d| {
-                        crate::runtime::normalize_digest(d).unwrap_or_else(|_| d.to_owned())
+                        crate::functions::normalize_digest(d).unwrap_or_else(|_| d.to_owned())
                     }),
                 });
             }

@@ -5,10 +5,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use crate::catalog_ref::CatalogRefError;
+use crate::functions::RuntimeError;
 use crate::logger::Level;
 use crate::remote::RemoteError;
 use crate::results::Severity;
-use crate::runtime::RuntimeError;
 
 /// Why a command failed.
 #[derive(Debug, thiserror::Error)]

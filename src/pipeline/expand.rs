@@ -5,14 +5,14 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::classify::{Classified, Role, config_role};
-use super::input::gvk_of;
+use super::admit::{Admission, admit_one};
+use super::classify::{Role, config_role};
 use super::output::{Provenance, drop_duplicates, generated_path, invalid_names, stamp};
-use crate::catalog::{Catalog, Kind, Service};
+use crate::catalog::{Catalog, Service};
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
 use crate::diagnostics::{FieldPath, PathSegment};
 use crate::render::{Renderer, Scope};
-use crate::resource_list::{self, Item};
+use crate::resource_list;
 use crate::results::{Diagnostic, KrmResult, Results, Warning};
 use crate::service::definition::{self, Status};
 use crate::service::{Schemas, instance, legacy};
@@ -34,14 +34,16 @@ pub(super) struct Expansion {
 /// service object not among the items; warn about catalogs whose services rendered nothing;
 /// keep one object per identity. `renderer` and `schemas` are the run's caches for its catalog.
 pub(super) fn expand(
-    items: &[Item],
-    classified: &Classified,
+    admission: &Admission<'_>,
     renderer: &Renderer<'_>,
     schemas: &Schemas,
     fc: &FunctionConfig,
     config_ref: Option<&Value>,
     results: &mut Results,
 ) -> Expansion {
+    let Admission {
+        items, classified, ..
+    } = *admission;
     let catalog = renderer.catalog();
     let config_identity = config_ref.map(resource_list::identity);
     let mut expander = Expander {
@@ -63,7 +65,14 @@ pub(super) fn expand(
             if generated.is_empty() {
                 generated.resize_with(items.len(), Vec::new);
             }
-            generated[i] = expander.expand(&item.value(), *service, is_config);
+            // A service object its kind's version schema rejected renders nothing; one it
+            // admitted renders as admitted (its defaults applied).
+            if !admission.rejected(i) {
+                generated[i] = match admission.changed(i) {
+                    Some(admitted) => expander.expand(admitted, *service, is_config),
+                    None => expander.expand(&item.value(), *service, is_config),
+                };
+            }
             expanded_sources.insert(identity);
         }
     }
@@ -75,7 +84,9 @@ pub(super) fn expand(
     {
         match config_role(cfg, catalog, fc) {
             Ok(service) => {
-                trailing = expander.expand(cfg, service, true);
+                if let Ok(admitted) = admit_one(cfg, catalog, &fc.settings, expander.results) {
+                    trailing = expander.expand(admitted.as_ref().unwrap_or(cfg), service, true);
+                }
                 expanded_sources.insert(identity.clone());
             }
             Err(result) => expander.results.push(*result),
@@ -395,25 +406,6 @@ impl Expander<'_, '_> {
         let Some(spec) = self.object_spec(item) else {
             return Vec::new();
         };
-        // A KEP `service` runtime may declare a schema for this version of the kind.
-        if let Some(Kind::Service {
-            schema: Some(schema),
-            ..
-        }) = catalog.kind_for(&gvk_of(item))
-        {
-            let errors = schema.validate(item);
-            if !errors.is_empty() {
-                for e in errors {
-                    self.results.push(
-                        KrmResult::error(e.message)
-                            .about(item)
-                            .at(e.path.to_string())
-                            .tag("schema", "catalog version"),
-                    );
-                }
-                return Vec::new();
-            }
-        }
         let (scope, rest) = self.item_scope(&spec, &[], is_config, item);
         if !self.known_cluster_type(item, &scope) {
             return Vec::new();

@@ -3,11 +3,14 @@
 //! One run is a row of stages, each in its own file: read the function config; load and merge
 //! the catalogs (`catalogs`: built-in, `spec.catalogs`, inline); classify every item
 //! (`classify`: explicit runtime, source object, service object, claimed group, pass-through);
-//! verify the runtimes of function-backed items (`runtimes`); expand service objects and
+//! admit function-backed items and service objects by their kind's version schema (`admit`:
+//! pruned, defaulted, validated as an apiserver admits a custom resource); verify the runtimes
+//! of function-backed items (`runtimes`); expand service objects and
 //! `ServiceSet`s (`expand`, with what generated objects carry and may be in `output`); write
 //! every item back (`assemble`): source objects marked local-config, generated objects right
 //! after their source, objects of earlier runs replaced. `input` holds what every stage reads.
 
+mod admit;
 mod assemble;
 mod catalogs;
 mod classify;
@@ -80,25 +83,20 @@ pub fn run(list: impl Into<ResourceList<Item>>, ctx: &RunContext) -> Outcome {
         config_identity.as_deref(),
         &mut results,
     );
-    let (verified, runtime_results) = runtimes::verify(
-        &items,
-        &classified.roles,
-        &catalog,
-        &fc.settings,
-        ctx,
-        &remote,
-    );
+    let admission = admit::admit(&items, &classified, &catalog, &fc.settings, &mut results);
+    let (verified, runtime_results) =
+        runtimes::verify(&admission, &catalog, &fc.settings, ctx, &remote);
     let renderer = Renderer::new(&catalog);
     let schemas = Schemas::new();
     let expansion = expand::expand(
-        &items,
-        &classified,
+        &admission,
         &renderer,
         &schemas,
         &fc,
         config_ref,
         &mut results,
     );
+    drop(admission);
     results.extend(runtime_results.iter().cloned());
     let expanded = expansion.expanded_sources.len();
     let out = assemble::assemble(

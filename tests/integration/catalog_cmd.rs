@@ -300,7 +300,7 @@ fn issue11_pull_of_a_local_catalog_installs_its_exec_binaries() {
         stderr(&out).contains(&format!(
             "fn.acme.dev/v1/Echo: exec binary for {}: file://echo-fn: sha256 mismatch: expected {wrong}",
             {
-                let (os, arch) = krm_catalog::runtime::exec::this_platform();
+                let (os, arch) = krm_catalog::functions::exec::this_platform();
                 format!("{os}/{arch}")
             }
         )),

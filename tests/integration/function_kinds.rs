@@ -297,7 +297,7 @@ fn issue11_run_mode_hands_the_defaulted_config_to_the_runtime() {
     const TEE: &[u8] = b"#!/bin/sh\nexec /usr/bin/tee got.yaml\n";
     let pkg = TestContext::new();
     pkg.write("tee-fn", TEE);
-    let (os, arch) = krm_catalog::runtime::exec::this_platform();
+    let (os, arch) = krm_catalog::functions::exec::this_platform();
     let catalog = resize_catalog().replace(
         "      runtime:\n        container:\n          image: ghcr.io/acme/resize:v1.0.0\n          sha256: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\n",
         &format!(

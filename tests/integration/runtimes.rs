@@ -29,7 +29,7 @@ const GARBAGE: &[u8] = b"#!/bin/sh\n/bin/cat >/dev/null\necho 'this is: [not a r
 
 /// A KEP catalog with one exec kind `fn.acme.dev/v1 Echo`.
 pub(crate) fn exec_catalog(uri: &str, bin: &str, sha256: Option<&str>) -> String {
-    let (os, arch) = krm_catalog::runtime::exec::this_platform();
+    let (os, arch) = krm_catalog::functions::exec::this_platform();
     let pin = sha256.map_or(String::new(), |s| format!("\n            sha256: {s}"));
     format!(
         "apiVersion: config.kubernetes.io/v1alpha1

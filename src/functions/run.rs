@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::RuntimeError;
 use crate::resource_list::{self, ResourceList};
+use crate::results::{KrmResult, Results};
 
 /// Runs started by this process, for unique container names.
 static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -424,4 +425,44 @@ pub fn run(
         items: list.items,
         results,
     })
+}
+
+/// Run the steps in order over the items: each sees every item except the steps' own configs,
+/// and its output replaces them. A failed step leaves the items as they were.
+pub fn run_steps(
+    items: Vec<Value>,
+    steps: &[(usize, Program)],
+    results: &mut Results,
+) -> Vec<Value> {
+    let configs: Vec<usize> = steps.iter().map(|(i, _)| *i).collect();
+    let mut config_items = Vec::new();
+    let mut current = Vec::new();
+    for (i, item) in items.into_iter().enumerate() {
+        if configs.contains(&i) {
+            config_items.push((i, item));
+        } else {
+            current.push(item);
+        }
+    }
+    for (index, program) in steps {
+        let Some((_, config)) = config_items.iter().find(|(i, _)| i == index) else {
+            continue;
+        };
+        let tag = program.tag();
+        match run(program, config, current.clone()) {
+            Ok(returned) => {
+                current = returned.items;
+                for r in returned.results {
+                    if let Some(result) = KrmResult::from_value(&r) {
+                        results.push(result.tag("runtime", tag.clone()));
+                    }
+                }
+            }
+            Err(e) => results.push(KrmResult::of(&e, Some(config)).tag("runtime", tag)),
+        }
+    }
+    // The function configs stay, as sources, ahead of what they produced.
+    let mut out: Vec<Value> = config_items.into_iter().map(|(_, v)| v).collect();
+    out.extend(current);
+    out
 }

@@ -1,19 +1,20 @@
-//! Function-backed kinds (SPEC §7.3): items whose kind a catalog maps to a container, exec or
-//! Starlark runtime. In `pin` mode the verified runtime is written onto the item as the annotation
-//! kustomize and kpt run natively; in `run` mode it runs now as a step over the current items
-//! and its results are merged into ours.
+//! What a function-backed item becomes (SPEC §7.3): in `pin` mode the verified runtime is
+//! written onto the item as the annotation kustomize and kpt run natively; in `run` mode it
+//! becomes a [`Program`] that runs as a step over the current items (`run`); a runtime that
+//! cannot be used is an error result.
 
 use serde_json::Value;
 
 use std::path::{Path, PathBuf};
 
+use super::run::Program;
+use super::{RegistryCheck, describe, exec, image, starlark};
 use crate::catalog::Origin;
 use crate::catalog::kep::Runtime;
 use crate::config::{Mode, Settings};
 use crate::remote::Remote;
 use crate::resource_list;
 use crate::results::{KrmResult, Results};
-use crate::runtime::{self, exec, run::Program};
 
 /// What a function-backed item becomes.
 pub enum Step {
@@ -87,7 +88,7 @@ pub fn prepare(
             KrmResult::error(message)
                 .about(item)
                 .at("kind")
-                .tag("runtime", runtime::describe(runtime)),
+                .tag("runtime", describe(runtime)),
         );
         Step::Failed
     };
@@ -124,7 +125,7 @@ pub fn prepare(
                     ),
                 );
             }
-            let text = match runtime::starlark::load_script(
+            let text = match starlark::load_script(
                 source,
                 *local,
                 sha256.as_deref(),
@@ -160,13 +161,13 @@ pub fn prepare(
                         ))
                         .about(item)
                         .at("kind")
-                        .tag("runtime", runtime::describe(runtime)),
+                        .tag("runtime", describe(runtime)),
                     );
                     let mut pinned_item = item.clone();
                     resource_list::set_annotation(
                         &mut pinned_item,
                         resource_list::FUNCTION,
-                        &runtime::starlark::function_annotation(&path),
+                        &starlark::function_annotation(&path),
                     );
                     Step::Pinned(pinned_item)
                 }
@@ -187,14 +188,14 @@ pub fn prepare(
                 );
             }
             let pinned =
-                match runtime::verify_container(image, sha256.as_deref(), f.allow_unpinned, None) {
+                match image::verify_container(image, sha256.as_deref(), f.allow_unpinned, None) {
                     Ok(p) => p,
                     Err(e) => return fail(results, e.to_string()),
                 };
             // verifyTags is our own registry access, not the network of the containers we run
             // (allowNetwork): it never depends on allowNetwork and is never skipped.
             if f.verify_tags
-                && let Err(e) = runtime::check_registry(&pinned, remote)
+                && let Err(e) = image::check_registry(&pinned, remote)
             {
                 return fail(results, verify_tags_failed(e));
             }
@@ -212,12 +213,12 @@ pub fn prepare(
                             ))
                             .about(item)
                             .at("kind")
-                            .tag("runtime", runtime::describe(runtime)),
+                            .tag("runtime", describe(runtime)),
                         );
                     }
                     let mut pinned_item = item.clone();
                     let annotation =
-                        runtime::function_annotation(&pinned, *require_network && f.allow_network);
+                        image::function_annotation(&pinned, *require_network && f.allow_network);
                     resource_list::set_annotation(
                         &mut pinned_item,
                         resource_list::FUNCTION,
@@ -288,51 +289,11 @@ pub fn prepare(
 /// The message of a failed `functions.verifyTags` check: a moved tag as it is; a registry
 /// that could not be asked with what to do instead, since no cache can stand in for a tag
 /// lookup (tags move; that is what the check is for).
-fn verify_tags_failed(e: runtime::RegistryCheck) -> String {
+fn verify_tags_failed(e: RegistryCheck) -> String {
     match e {
-        runtime::RegistryCheck::Lookup(m) => format!(
+        RegistryCheck::Lookup(m) => format!(
             "functions.verifyTags: {m}; tag checks need the registry (allowNetwork, the network of the functions, does not matter): run `krm-catalog catalog verify CATALOG` where the registry is reachable, and leave verifyTags off in offline and network-less runs (kpt and kustomize run container functions without network)"
         ),
         moved => moved.to_string(),
     }
-}
-
-/// Run the steps in order over the items: each sees every item except the steps' own configs,
-/// and its output replaces them. A failed step leaves the items as they were.
-pub fn run_steps(
-    items: Vec<Value>,
-    steps: &[(usize, Program)],
-    results: &mut Results,
-) -> Vec<Value> {
-    let configs: Vec<usize> = steps.iter().map(|(i, _)| *i).collect();
-    let mut config_items = Vec::new();
-    let mut current = Vec::new();
-    for (i, item) in items.into_iter().enumerate() {
-        if configs.contains(&i) {
-            config_items.push((i, item));
-        } else {
-            current.push(item);
-        }
-    }
-    for (index, program) in steps {
-        let Some((_, config)) = config_items.iter().find(|(i, _)| i == index) else {
-            continue;
-        };
-        let tag = program.tag();
-        match runtime::run::run(program, config, current.clone()) {
-            Ok(returned) => {
-                current = returned.items;
-                for r in returned.results {
-                    if let Some(result) = KrmResult::from_value(&r) {
-                        results.push(result.tag("runtime", tag.clone()));
-                    }
-                }
-            }
-            Err(e) => results.push(KrmResult::of(&e, Some(config)).tag("runtime", tag)),
-        }
-    }
-    // The function configs stay, as sources, ahead of what they produced.
-    let mut out: Vec<Value> = config_items.into_iter().map(|(_, v)| v).collect();
-    out.extend(current);
-    out
 }
