@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Output;
 
-use crate::util::{TestContext, bin, have, stderr, stdout, test_name};
+use crate::util::{TestContext, bin, have, have_starlark, stderr, stdout, test_name};
 
 const SERVICES: &str = "\
 # The services of the hub cluster.
@@ -219,4 +219,57 @@ fn kpt_fn_render_runs_the_function_from_a_kptfile_pipeline() {
         files,
         "a second render changed the package"
     );
+}
+
+/// Issue 20: `krm-catalog-starlark` is a KRM function of its own: kpt runs it with kpt's
+/// `StarlarkRun` function config (the example of kpt's starlark function), and the
+/// Deployment's replicas change in the package file while the other file stays byte for byte.
+#[test]
+fn kpt_fn_eval_exec_runs_the_starlark_runtime_with_a_starlark_run() {
+    let case = test_name!();
+    if !have("kpt", case) || !have_starlark(case) {
+        return;
+    }
+    let pkg = TestContext::new();
+    pkg.write(
+        "deployment.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx # the web server\nspec:\n  replicas: 3\n",
+    );
+    pkg.write("unrelated.yaml", UNRELATED);
+    pkg.write(
+        "fn-config/set-replicas.yaml",
+        r#"apiVersion: fn.kpt.dev/v1alpha1
+kind: StarlarkRun
+metadata:
+  name: set-replicas
+  annotations:
+    config.kubernetes.io/local-config: "true"
+data:
+  replicas: 5
+source: |
+  for r in ctx.resource_list["items"]:
+    if r["kind"] == "Deployment":
+      r["spec"]["replicas"] = ctx.resource_list["functionConfig"]["data"]["replicas"]
+"#,
+    );
+    let exe = bin().with_file_name("krm-catalog-starlark");
+    let out = kpt(
+        &pkg,
+        &[
+            "fn",
+            "eval",
+            "--exec",
+            &exe.to_string_lossy(),
+            "--fn-config",
+            "fn-config/set-replicas.yaml",
+            ".",
+        ],
+    );
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    let files = snapshot(pkg.path());
+    assert_eq!(
+        files["deployment.yaml"],
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: nginx # the web server\nspec:\n  replicas: 5\n"
+    );
+    assert_eq!(files["unrelated.yaml"], UNRELATED);
 }
