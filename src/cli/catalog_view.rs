@@ -1,5 +1,5 @@
 //! What `catalog view` shows about each kind for a trust decision: the model behind `-o yaml`
-//! and `-o json` (its field names are stable, see the README's "catalog view" section) and
+//! and `-o json` (its field names are stable, see docs/reference/commands.md, "catalog view") and
 //! the detailed text sections of the default output.
 
 use std::fmt::Write as _;

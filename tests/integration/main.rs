@@ -6,6 +6,7 @@ mod cli;
 mod container;
 mod corpus;
 mod crd_corpus;
+mod docs;
 mod function_kinds;
 mod git;
 mod golden;

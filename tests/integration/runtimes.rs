@@ -916,7 +916,7 @@ fn parallel_runs_share_a_cold_cache_and_a_killed_one_leaves_nothing_half_written
     );
 }
 
-/// The README's walkthrough on `functions/examples/function-runtimes/`, with the registry of
+/// The walkthrough of docs/how-to/function-runtimes.md on `functions/examples/function-runtimes/`, with the registry of
 /// this test in place of 127.0.0.1:5000: verify fails unpinned, lock pins both runtimes, verify
 /// passes, pin mode feeds `kubectl kustomize`, run mode runs the exec binary.
 #[test]
@@ -1077,7 +1077,7 @@ fn an_image_and_binaries_side_by_side_pick_by_mode_and_permission() {
     assert_error(&out, "no container engine: `docker` is not installed");
 }
 
-/// The README's "Checked before it runs" on `functions/examples/function-runtimes/`: an exec
+/// docs/how-to/function-runtimes.md, "Checked before it runs" on `functions/examples/function-runtimes/`: an exec
 /// kind's schema and CEL rule refuse both configs of `src/labels-invalid.yaml` before any
 /// binary runs (there is none here: a run would fail differently), with these exact lines.
 #[test]
@@ -1105,9 +1105,13 @@ fn issue11_the_documented_schema_and_cel_errors() {
         "[error] fn.acme.dev/v1/SetLabelsLocal/reserved spec.labels: Invalid value: the kubernetes.io/ and k8s.io/ prefixes are reserved for Kubernetes (src/labels-invalid.yaml#1)",
     ];
     assert_eq!(stderr(&out).lines().collect::<Vec<_>>(), expected);
-    let readme = fs_err::read_to_string(root().join("README.md")).expect("README");
+    let page = fs_err::read_to_string(root().join("docs/how-to/function-runtimes.md"))
+        .expect("docs/how-to/function-runtimes.md");
     for line in expected {
-        assert!(readme.contains(line), "README must show: {line}");
+        assert!(
+            page.contains(line),
+            "docs/how-to/function-runtimes.md must show: {line}"
+        );
     }
     // The items are written as they came (nothing ran), then the run fails.
     assert!(

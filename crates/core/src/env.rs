@@ -1,5 +1,5 @@
 //! The environment: every variable the program reads, named once, with its default and meaning
-//! (the README's environment table and SECURITY.md's limits table follow this list), and typed
+//! (docs/reference/environment.md and SECURITY.md's limits table follow this list), and typed
 //! accessors that apply the defaults. Nothing else reads the environment.
 //!
 //! Numbers are read trimmed; a value that does not parse is ignored and the default applies,
