@@ -18,5 +18,6 @@ mod remote;
 mod runtimes;
 mod servers;
 mod starlark;
+mod template_limits;
 mod util;
 mod vendor;

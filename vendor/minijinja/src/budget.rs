@@ -501,7 +501,7 @@ thread_local! {
 
 /// krm-catalog patch (issue 21 H4): drop an object (`decref` of its pointer). Dropping a list
 /// drops its items inside, so a list nested a million times in a loop overflowed the stack
-/// when freed; below [`MAX_DROP_DEPTH`] objects wait in a list that the outermost drop
+/// when freed; objects deeper than [`MAX_DROP_DEPTH`] wait in a list that the outermost drop
 /// empties.
 pub(crate) fn drop_object(ptr: *const (), decref: fn(*const ())) {
     let depth = DROPPING.with(Cell::get);
@@ -515,11 +515,7 @@ pub(crate) fn drop_object(ptr: *const (), decref: fn(*const ())) {
     DROPPING.with(|d| d.set(depth + 1));
     decref(ptr);
     if depth == 0 {
-        while let Some((ptr, decref)) = DEFERRED
-            .try_with(|d| d.borrow_mut().pop())
-            .ok()
-            .flatten()
-        {
+        while let Some((ptr, decref)) = DEFERRED.try_with(|d| d.borrow_mut().pop()).ok().flatten() {
             decref(ptr);
         }
     }

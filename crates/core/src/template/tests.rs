@@ -41,7 +41,8 @@ fn limits(max_bytes: usize, max_duration: Duration) -> Limits {
 /// Render `text` as `t.yaml.j2` within `limits`; the result and how long it took.
 fn render(text: &str, limits: &Limits) -> (Result<Vec<Value>, RenderError>, Duration) {
     let mut env = new_environment();
-    env.add_template("t.yaml.j2", text).expect("template compiles");
+    env.add_template("t.yaml.j2", text)
+        .expect("template compiles");
     let started = Instant::now();
     let rv = render_within(&env, "t.yaml.j2", &minijinja::context! {}, limits);
     (rv, started.elapsed())
@@ -75,7 +76,12 @@ fn assert_times_out(expr: &str) {
 
 #[test]
 fn issue15_h4_comparing_shared_lists_stops_at_the_time_limit() {
-    for expr in ["ns.a == ns.b", "ns.a != ns.b", "ns.a < ns.b", "ns.a >= ns.b"] {
+    for expr in [
+        "ns.a == ns.b",
+        "ns.a != ns.b",
+        "ns.a < ns.b",
+        "ns.a >= ns.b",
+    ] {
         assert_times_out(expr);
     }
 }
@@ -293,7 +299,16 @@ fn expression() -> impl Strategy<Value = String> {
             (
                 inner.clone(),
                 prop::sample::select(vec![
-                    "==", "!=", "<", ">=", "in", "not in", "~", "+", "*", "is sameas"
+                    "==",
+                    "!=",
+                    "<",
+                    ">=",
+                    "in",
+                    "not in",
+                    "~",
+                    "+",
+                    "*",
+                    "is sameas"
                 ]),
                 inner.clone()
             )
