@@ -19,5 +19,6 @@ mod remote;
 mod runtimes;
 mod servers;
 mod starlark;
+mod template_limits;
 mod util;
 mod vendor;

@@ -290,7 +290,7 @@ mod builtins {
             } else {
                 text.len() / from.len()
             };
-            if to.len() > from.len() && crate::budget::fits(bound(cheap)).is_err() {
+            if to.len() > from.len() && !crate::budget::would_fit(bound(cheap)) {
                 let matches = if from.is_empty() {
                     text.chars().count() + 1
                 } else {
@@ -361,6 +361,10 @@ mod builtins {
     fn cmp_helper(a: &Value, b: &Value, case_sensitive: bool, reverse: bool) -> Ordering {
         let ordering = if !case_sensitive {
             if let (Some(a), Some(b)) = (a.as_str(), b.as_str()) {
+                // krm-catalog patch: folding long strings is work (see `budget::bytes`).
+                if !crate::budget::bytes(a.len().saturating_add(b.len())) {
+                    return Ordering::Equal;
+                }
                 #[cfg(feature = "unicode")]
                 {
                     unicase::UniCase::new(a).cmp(&unicase::UniCase::new(b))
@@ -2115,6 +2119,10 @@ mod builtins {
             let memorized_value = if case_sensitive {
                 value_to_compare.clone()
             } else if let Some(s) = value_to_compare.as_str() {
+                // krm-catalog patch: folding long strings is work (see `budget::bytes`).
+                if !crate::budget::bytes(s.len()) {
+                    break;
+                }
                 Value::from(s.to_lowercase())
             } else {
                 value_to_compare.clone()

@@ -1262,9 +1262,10 @@ mod printf_style {
                         FormatConversion::Other
                     };
                     let transformed = ok!(transform(&arg, conversion));
-                    result.push_str(&ok!(
-                        format_spec.format(transformed.as_ref().unwrap_or(&arg))
-                    ));
+                    let text = ok!(format_spec.format(transformed.as_ref().unwrap_or(&arg)));
+                    // krm-catalog patch: checked as it grows (see `budget`).
+                    ok!(crate::budget::fits(result.len().saturating_add(text.len())));
+                    result.push_str(&text);
                 }
             }
         }
@@ -1655,7 +1656,10 @@ mod str_format_style {
 
                     // apply the spec to the replacement value, and insert the
                     // formatted result into final string
-                    result.push_str(&ok!(format_spec.format(&arg)));
+                    let text = ok!(format_spec.format(&arg));
+                    // krm-catalog patch: checked as it grows (see `budget`).
+                    ok!(crate::budget::fits(result.len().saturating_add(text.len())));
+                    result.push_str(&text);
                 }
             }
         }

@@ -48,8 +48,14 @@ struct JsonWriter {
 
 impl JsonWriter {
     fn write_value(&mut self, value: &Value) -> Result<(), Error> {
-        // krm-catalog patch: checked as it grows (see `budget`).
+        // krm-catalog patch: checked as it grows, containers are a walk (see `budget`).
         ok!(crate::budget::fits(self.out.len()));
+        let _walk = match value.0 {
+            ValueRepr::Object(ref obj) => Some(ok!(crate::budget::walk_checked(
+                obj.enumerator_len().unwrap_or(0)
+            ))),
+            _ => None,
+        };
         match value.0 {
             ValueRepr::None | ValueRepr::Undefined(..) => self.out.push_str("null"),
             ValueRepr::Invalid(ref err) => return Err(err.internal_clone()),

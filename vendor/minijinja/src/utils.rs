@@ -638,9 +638,57 @@ where
     }
     #[cfg(not(feature = "internal_safe_search"))]
     {
-        seq.sort_by(f);
+        // krm-catalog patch: see `merge_sort`.
+        merge_sort(seq, f);
+        if let Some(err) = crate::budget::error() {
+            return Err(err);
+        }
     }
     Ok(())
+}
+
+/// krm-catalog patch (issue 21 H4): a stable merge sort. A comparison that the render's budget
+/// stops (see `budget::walk`) answers anything, and `sort_by` may panic on an order that is
+/// not total; this sort just ends, and `safe_sort` returns the budget's error.
+#[cfg(all(feature = "builtins", not(feature = "internal_safe_search")))]
+fn merge_sort<T, F>(seq: &mut [T], mut f: F)
+where
+    F: FnMut(&T, &T) -> Ordering,
+{
+    let n = seq.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut merged = order.clone();
+    let mut width = 1;
+    while width < n && !crate::budget::stopped() {
+        for start in (0..n).step_by(width * 2) {
+            let (mid, end) = ((start + width).min(n), (start + width * 2).min(n));
+            let (mut i, mut j) = (start, mid);
+            for slot in &mut merged[start..end] {
+                // The left run wins ties: stable.
+                if j == end || (i < mid && f(&seq[order[j]], &seq[order[i]]) != Ordering::Less) {
+                    *slot = order[i];
+                    i += 1;
+                } else {
+                    *slot = order[j];
+                    j += 1;
+                }
+            }
+        }
+        std::mem::swap(&mut order, &mut merged);
+        width *= 2;
+    }
+    // Move the items into that order by swaps (`T` need not be `Clone`).
+    let mut position: Vec<usize> = (0..n).collect(); // where each item is now
+    let mut item_at: Vec<usize> = (0..n).collect(); // which item each place holds
+    for (k, &wanted) in order.iter().enumerate() {
+        let from = position[wanted];
+        seq.swap(k, from);
+        let displaced = item_at[k];
+        item_at[from] = displaced;
+        position[displaced] = from;
+        item_at[k] = wanted;
+        position[wanted] = k;
+    }
 }
 
 #[cfg(test)]

@@ -115,7 +115,8 @@ fn display(value: &Value) -> Result<String, Error> {
 
 /// An error if a value would take more than what is left of the budget to serialize:
 /// bytes of its strings plus a few per node, walked with a stop (shared nested lists have
-/// few values but a huge expansion).
+/// few values but a huge expansion), and every container a step of the render's walk (its
+/// time limit and nesting depth: the serializer recurses).
 fn check_serialized_size(value: &Value) -> Result<(), Error> {
     fn walk(value: &Value, total: &mut usize) -> Result<(), Error> {
         *total = total.saturating_add(value.as_str().map_or(8, |s| s.len() + 2));
@@ -125,6 +126,7 @@ fn check_serialized_size(value: &Value) -> Result<(), Error> {
             minijinja::value::ValueKind::Seq | minijinja::value::ValueKind::Map
         ) && let Ok(iter) = value.try_iter()
         {
+            let _walk = minijinja::budget::walk_checked(value.len().unwrap_or(0))?;
             for key in iter {
                 walk(&key, total)?;
                 if value.kind() == minijinja::value::ValueKind::Map

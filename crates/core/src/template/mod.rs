@@ -6,13 +6,15 @@
 //! undefined (a typo fails instead of printing nothing), no auto-escaping (output is YAML, not
 //! HTML), bounded by fuel, by a memory budget and a time limit per render (our minijinja
 //! patch, `vendor/minijinja/PATCHES.md`: strings, lists and output are charged as they are
-//! created), and by output size. Output is parsed as YAML and every document must be a KRM
-//! object; errors name the template and line.
+//! created, and comparing, hashing, sorting or printing a value counts as work against the
+//! time limit, however much the value shares), and by output size. Output is parsed as YAML
+//! and every document must be a KRM object; errors name the template and line.
 
 pub mod helpers;
 
 use std::fmt;
 
+use minijinja::budget::Limits;
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde_json::Value;
 
@@ -24,9 +26,9 @@ pub const MAX_OUTPUT_BYTES: usize = 16 * 1024 * 1024;
 /// The budget of one template render: bytes it may allocate for strings, lists and output,
 /// counted as they are created (a string built by doubling counts every step), and seconds it
 /// may take (`KRM_CATALOG_TEMPLATE_MAX_BYTES`, `KRM_CATALOG_TEMPLATE_TIMEOUT`: [`crate::env`]).
-pub fn limits() -> minijinja::budget::Limits {
-    static LIMITS: std::sync::OnceLock<minijinja::budget::Limits> = std::sync::OnceLock::new();
-    *LIMITS.get_or_init(|| minijinja::budget::Limits {
+pub fn limits() -> Limits {
+    static LIMITS: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
+    *LIMITS.get_or_init(|| Limits {
         max_bytes: crate::env::template_max_bytes(),
         // No single value is useful beyond what one render may output.
         max_value_bytes: MAX_OUTPUT_BYTES,
@@ -56,10 +58,17 @@ impl fmt::Display for RenderError {
 }
 
 impl RenderError {
-    fn from_minijinja(template: &str, err: &minijinja::Error) -> Self {
+    fn from_minijinja(template: &str, err: &minijinja::Error, limits: &Limits) -> Self {
         // Errors raised inside an included template carry that template's name and line.
         let name = err.name().unwrap_or(template).to_owned();
-        let detail = err.detail().unwrap_or("");
+        // A walk over values that the budget stopped can surface as a bare write failure:
+        // the budget keeps its error.
+        let stopped = minijinja::budget::error();
+        let detail = stopped
+            .as_ref()
+            .and_then(minijinja::Error::detail)
+            .or(err.detail())
+            .unwrap_or("");
         let mut message = if err.kind() == minijinja::ErrorKind::OutOfFuel {
             format!(
                 "template ran out of fuel: it executed more than {FUEL} instructions (an endless or far too large loop)"
@@ -71,12 +80,17 @@ impl RenderError {
             // write failure: the budget itself says whether it was the cause.
             format!(
                 "template exceeded its memory budget: it created more than {} bytes of strings, lists and output, or one value over {MAX_OUTPUT_BYTES} bytes (a string or list growing in a loop, or a huge width or repeat count); fix the template or raise KRM_CATALOG_TEMPLATE_MAX_BYTES",
-                limits().max_bytes
+                limits.max_bytes
             )
         } else if detail.contains("time limit") {
             format!(
                 "template ran longer than its time limit of {} seconds; fix the template or raise KRM_CATALOG_TEMPLATE_TIMEOUT",
-                limits().max_duration.map_or(0, |d| d.as_secs())
+                limits.max_duration.map_or(0, |d| d.as_secs())
+            )
+        } else if detail.contains("levels deep") {
+            format!(
+                "template values are nested more than {} levels deep (a list or map put inside itself in a loop); fix the template",
+                minijinja::budget::MAX_WALK_DEPTH
             )
         } else {
             err.detail().map_or_else(
@@ -110,7 +124,7 @@ pub fn check_syntax(name: &str, text: &str) -> Result<(), RenderError> {
     let env = new_environment();
     env.template_from_named_str(name, text)
         .map(|_| ())
-        .map_err(|e| RenderError::from_minijinja(name, &e))
+        .map_err(|e| RenderError::from_minijinja(name, &e, &limits()))
 }
 
 /// Why a document is not a KRM object.
@@ -159,14 +173,30 @@ pub fn render_one(
     name: &str,
     ctx: &minijinja::Value,
 ) -> Result<Vec<Value>, RenderError> {
+    render_within(env, name, ctx, &limits())
+}
+
+/// [`render_one`] within `limits` (tests use small ones).
+fn render_within(
+    env: &Environment<'_>,
+    name: &str,
+    ctx: &minijinja::Value,
+    limits: &Limits,
+) -> Result<Vec<Value>, RenderError> {
     let template = env
         .get_template(name)
-        .map_err(|e| RenderError::from_minijinja(name, &e))?;
+        .map_err(|e| RenderError::from_minijinja(name, &e, limits))?;
     let text = {
-        let _budget = minijinja::budget::enter(limits());
-        template
+        let _budget = minijinja::budget::enter(*limits);
+        let text = template
             .render(ctx)
-            .map_err(|e| RenderError::from_minijinja(name, &e))?
+            .map_err(|e| RenderError::from_minijinja(name, &e, limits))?;
+        // A walk stopped in the last instruction leaves a value cut short and no
+        // instruction after it to report that.
+        if let Some(e) = minijinja::budget::error() {
+            return Err(RenderError::from_minijinja(name, &e, limits));
+        }
+        text
     };
     if text.len() > MAX_OUTPUT_BYTES {
         return Err(RenderError {
@@ -202,3 +232,6 @@ pub fn render_one(
     }
     Ok(objects)
 }
+
+#[cfg(test)]
+mod tests;

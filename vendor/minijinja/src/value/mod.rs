@@ -670,7 +670,8 @@ impl fmt::Debug for ValueRepr {
                 }
                 write!(f, "'")
             }
-            ValueRepr::Object(ref val) => val.render(f),
+            // krm-catalog patch: bounded (see `budget::print`).
+            ValueRepr::Object(ref val) => crate::budget::print(val, f),
         }
     }
 }
@@ -679,7 +680,12 @@ impl Hash for Value {
     fn hash<H: Hasher>(&self, state: &mut H) {
         match self.0 {
             ValueRepr::None | ValueRepr::Undefined(..) => 0u8.hash(state),
-            ValueRepr::String(ref s, _) => s.hash(state),
+            // krm-catalog patch: long strings are work (see `budget::bytes`).
+            ValueRepr::String(ref s, _) => {
+                if crate::budget::bytes(s.len()) {
+                    s.hash(state)
+                }
+            }
             ValueRepr::SmallStr(ref s) => s.as_str().hash(state),
             ValueRepr::Bool(b) => b.hash(state),
             ValueRepr::Invalid(ref e) => (e.kind(), e.detail()).hash(state),
@@ -712,7 +718,10 @@ impl PartialEq for Value {
         match (&self.0, &other.0) {
             (&ValueRepr::None, &ValueRepr::None) => true,
             (&ValueRepr::Undefined(..), &ValueRepr::Undefined(..)) => true,
-            (&ValueRepr::String(ref a, _), &ValueRepr::String(ref b, _)) => a == b,
+            // krm-catalog patch: long strings are work (see `budget::bytes`).
+            (&ValueRepr::String(ref a, _), &ValueRepr::String(ref b, _)) => {
+                crate::budget::bytes(a.len()) && a == b
+            }
             (&ValueRepr::SmallStr(ref a), &ValueRepr::SmallStr(ref b)) => a.as_str() == b.as_str(),
             (&ValueRepr::Bytes(ref a), &ValueRepr::Bytes(ref b)) => a == b,
             _ => match ops::coerce(self, other, false) {
@@ -731,6 +740,11 @@ impl PartialEq for Value {
                                 return rv == Ordering::Equal;
                             }
                         }
+                        // krm-catalog patch: a walk (see `budget::walk`).
+                        let Some(_walk) = crate::budget::walk(a.enumerator_len().unwrap_or(0))
+                        else {
+                            return false;
+                        };
                         match (a.repr(), b.repr()) {
                             (ObjectRepr::Map, ObjectRepr::Map) => {
                                 // only if we have known lengths can we compare the enumerators
@@ -898,7 +912,14 @@ impl Ord for Value {
         match (&self.0, &other.0) {
             (&ValueRepr::None, &ValueRepr::None) => Ordering::Equal,
             (&ValueRepr::Undefined(..), &ValueRepr::Undefined(..)) => Ordering::Equal,
-            (&ValueRepr::String(ref a, _), &ValueRepr::String(ref b, _)) => a.cmp(b),
+            // krm-catalog patch: long strings are work (see `budget::bytes`).
+            (&ValueRepr::String(ref a, _), &ValueRepr::String(ref b, _)) => {
+                if crate::budget::bytes(a.len().min(b.len())) {
+                    a.cmp(b)
+                } else {
+                    Ordering::Equal
+                }
+            }
             (&ValueRepr::SmallStr(ref a), &ValueRepr::SmallStr(ref b)) => {
                 a.as_str().cmp(b.as_str())
             }
@@ -932,6 +953,11 @@ impl Ord for Value {
                                 return rv;
                             }
                         }
+                        // krm-catalog patch: a walk (see `budget::walk`).
+                        let Some(_walk) = crate::budget::walk(a.enumerator_len().unwrap_or(0))
+                        else {
+                            return Ordering::Equal;
+                        };
                         match (a.repr(), b.repr()) {
                             (ObjectRepr::Map, ObjectRepr::Map) => {
                                 // This is not really correct.  Because the keys can be in arbitrary

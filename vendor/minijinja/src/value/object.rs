@@ -953,6 +953,10 @@ impl DynObject {
 
 impl Hash for DynObject {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        // krm-catalog patch: a walk (see `budget::walk`).
+        let Some(_walk) = crate::budget::walk(self.enumerator_len().unwrap_or(0)) else {
+            return;
+        };
         if let Some(iter) = self.try_iter_pairs() {
             for (key, value) in iter {
                 key.hash(state);
@@ -964,7 +968,8 @@ impl Hash for DynObject {
 
 impl fmt::Display for DynObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.render(f)
+        // krm-catalog patch: bounded (see `budget::print`).
+        crate::budget::print(self, f)
     }
 }
 

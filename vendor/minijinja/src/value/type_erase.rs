@@ -128,7 +128,8 @@ macro_rules! type_erase {
 
             impl Drop for $erased_t_name {
                 fn drop(&mut self) {
-                    (vt(self).__decref)(self.ptr);
+                    // krm-catalog patch: without deep recursion (see `budget::drop_object`).
+                    crate::budget::drop_object(self.ptr, vt(self).__decref);
                 }
             }
 
