@@ -18,6 +18,7 @@ mod names;
 pub mod pipeline;
 pub mod resource_list;
 pub mod results;
+mod signature;
 mod walk;
 
 // Public for the integration tests (archives they build, the platform they run on), not an

@@ -32,6 +32,9 @@ pub enum CliError {
         /// Why (boxed: a runtime error is large, and commands return this type).
         error: Box<RuntimeError>,
     },
+    /// A detached signature that does not verify.
+    #[error(transparent)]
+    Signature(#[from] crate::signature::SignatureError),
     /// A remote catalog could not be had.
     #[error(transparent)]
     Remote(#[from] RemoteError),

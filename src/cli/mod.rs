@@ -86,6 +86,29 @@ enum Command {
     Catalog(catalog_cmd::CatalogCommand),
     /// Print the version and the built-in catalog
     Version,
+    /// Check a detached Ed25519 signature of a file, such as a release's (what `openssl
+    /// pkeyutl -verify -rawin` checks); exit 1 when it does not verify
+    VerifySignature {
+        /// The publisher's public key (PEM `PUBLIC KEY`)
+        #[arg(long, value_name = "PEM")]
+        key: PathBuf,
+        /// The signature: the 64 bytes openssl writes, or their base64
+        #[arg(long, value_name = "FILE")]
+        signature: PathBuf,
+        /// The signed file
+        file: PathBuf,
+    },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions {
+        /// The shell
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages, one per command, into DIR (scripts/release ships them)
+    #[command(hide = true)]
+    ManPages {
+        /// Where to write them
+        dir: PathBuf,
+    },
 }
 
 /// Which catalogs a human command looks at.
@@ -186,7 +209,84 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Explain { target, catalogs }) => explain::run(&target, &catalogs),
         Some(Command::Catalog(command)) => catalog_cmd::run(command),
         Some(Command::Version) => version(),
+        Some(Command::Completions { shell }) => completions(shell),
+        Some(Command::ManPages { dir }) => man_pages(&dir),
+        Some(Command::VerifySignature {
+            key,
+            signature,
+            file,
+        }) => verify_signature(&key, &signature, &file),
     }
+}
+
+/// The man pages of every command (`krm-catalog.1`, `krm-catalog-catalog-lint.1`, …) into
+/// `dir`, hidden commands left out.
+fn man_pages(dir: &std::path::Path) -> Result<(), CliError> {
+    // After `build`, every subcommand's display name is its full path (`krm-catalog-catalog-
+    // lint`), which is the page's title and file name.
+    fn write(command: &clap::Command, dir: &std::path::Path) -> Result<(), std::io::Error> {
+        let name = command
+            .get_display_name()
+            .unwrap_or_else(|| command.get_name())
+            .to_owned();
+        let mut text = Vec::new();
+        clap_mangen::Man::new(command.clone()).render(&mut text)?;
+        fs_err::write(dir.join(format!("{name}.1")), text)?;
+        for sub in command.get_subcommands().filter(|c| !c.is_hide_set()) {
+            write(sub, dir)?;
+        }
+        Ok(())
+    }
+    let mut command = <Cli as clap::CommandFactory>::command();
+    command.build();
+    fs_err::create_dir_all(dir)
+        .and_then(|()| write(&command, dir))
+        .map_err(|e| {
+            CliError::Read(ReadError::At {
+                label: dir.display().to_string(),
+                reason: e.to_string(),
+            })
+        })
+}
+
+/// `verify-signature`: one line on success, the error otherwise.
+fn verify_signature(
+    key: &std::path::Path,
+    signature: &std::path::Path,
+    file: &std::path::Path,
+) -> Result<(), CliError> {
+    let read = |path: &std::path::Path| {
+        fs_err::read(path).map_err(|e| {
+            CliError::Read(ReadError::At {
+                label: path.display().to_string(),
+                reason: e.to_string(),
+            })
+        })
+    };
+    let pem = String::from_utf8_lossy(&read(key)?).into_owned();
+    let names = (
+        key.display().to_string(),
+        signature.display().to_string(),
+        file.display().to_string(),
+    );
+    crate::signature::verify(
+        &pem,
+        &read(signature)?,
+        &read(file)?,
+        (&names.0, &names.1, &names.2),
+    )?;
+    Stdout::print(&format!(
+        "ok {}: signed by the key {}\n",
+        names.2, names.0
+    ))
+}
+
+/// The completion script for `shell`, from the same definitions as the parser.
+fn completions(shell: clap_complete::Shell) -> Result<(), CliError> {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut command, "krm-catalog", &mut script);
+    Stdout::print(&String::from_utf8_lossy(&script))
 }
 
 /// Print results on stderr, one line each (kustomize ignores `results`; stderr is all it shows).
