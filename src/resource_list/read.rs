@@ -59,6 +59,9 @@ pub fn read_owned_keeping(
         other => other,
     };
     if let Ok((items, whole, function_config, scan)) = skeletons {
+        if scan.reemit {
+            faithful(&text)?;
+        }
         return Ok(ResourceList {
             items,
             function_config,
@@ -72,8 +75,23 @@ pub fn read_owned_keeping(
         });
     }
     match read_streaming(&text) {
-        Some(list) => Ok(list),
+        Some(list) => {
+            faithful(&text)?;
+            Ok(list)
+        }
         None => read(&text).map(ResourceList::from),
+    }
+}
+
+/// Refuse an input whose items are written back from their values (anchors, aliases, merge
+/// keys, flow or JSON layouts: their text cannot be copied) when a value would change on the
+/// way (issue 21 M5): never a silent change to an item the run leaves alone.
+fn faithful(text: &str) -> Result<(), InputError> {
+    match yaml::fidelity::first_change(text) {
+        None => Ok(()),
+        Some(change) => Err(InputError(format!(
+            "input {change}: the items of this input are written back from their values (it uses anchors, aliases, merge keys or flow style, so their text cannot be copied), and this value would change on the way; quote it, or write the items in block style without anchors"
+        ))),
     }
 }
 
@@ -360,6 +378,9 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
             reemit: false,
             whole: Vec::new(),
         });
+    if verbatim.is_none() {
+        faithful(text)?;
+    }
     Ok(ResourceList {
         items,
         function_config,

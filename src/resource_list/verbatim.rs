@@ -165,10 +165,14 @@ fn item_events(
                     };
                     open_item = Some(bytes.start);
                     if on_item.is_some() {
+                        // The budgets are the document's: the item's start event is a few
+                        // bytes, and a budget from it (the 1M-node floor) gave up on every
+                        // item of more than a million nodes, which then was parsed whole
+                        // (issue 21 F8: one 24 MiB item took 20 times its size).
                         building = Some(match build {
-                            Build::Full => yaml::NodeBuilder::new(bytes.len()),
+                            Build::Full => yaml::NodeBuilder::new(doc.len()),
                             Build::Lean(keep) => yaml::NodeBuilder::lean(
-                                bytes.len(),
+                                doc.len(),
                                 keep,
                                 &super::item::wanted_annotation,
                             ),
@@ -616,5 +620,40 @@ mod layout_properties {
                 prop_assert_eq!(&back.items, &eager.items, "input:\n{}\noutput:\n{}", input, out);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod issue15_f8 {
+    use super::{Build, scan_items};
+    use serde_json::Value;
+
+    /// One item of more than a million nodes (the builder's floor) in a document of a few MB:
+    /// the lean builder must finish it, not give up and leave it to a whole parse, which held
+    /// 20 times the item's size (a 24 MiB item peaked at 480 MiB).
+    #[test]
+    fn issue15_f8_one_huge_item_is_built_lean() {
+        let mut doc = String::from(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: huge\n  data:\n    values: [0",
+        );
+        for i in 1..1_200_000 {
+            doc.push_str(if i % 2 == 0 { ", 1" } else { ", 2" });
+        }
+        doc.push_str("]\n");
+        let mut built: Vec<Option<Value>> = Vec::new();
+        let mut on_item = |value: Option<Value>| built.push(value);
+        let keep_none = |_: &serde_json::Map<String, Value>| false;
+        let scan = scan_items(0, &doc, Some(&mut on_item), Build::Lean(&keep_none));
+        assert!(scan.is_ok(), "the plain layout is scanned");
+        let [Some(Value::Object(item))] = built.as_slice() else {
+            panic!("the builder gave up on the huge item: {built:?}");
+        };
+        assert_eq!(item["metadata"]["name"], "huge");
+        // Lean: what a skeleton reads, nothing of the 1.2M values.
+        assert!(
+            item.get("data").is_none_or(|data| data.to_string().len() < 100),
+            "data was built: {}",
+            item["data"].to_string().len()
+        );
     }
 }

@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 mod events;
+pub mod fidelity;
 pub use events::NodeBuilder;
 
 /// The largest input we accept in one read (a ResourceList, a catalog file, a template

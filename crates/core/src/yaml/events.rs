@@ -24,7 +24,7 @@ use serde_json::{Map, Value};
 
 use super::{EXPANSION_FACTOR, MAX_DEPTH, MIN_EXPANDED_NODES, Shape};
 
-mod scalar;
+pub(super) mod scalar;
 use scalar::{Plain, plain, resolve};
 
 /// serde-saphyr's `AliasLimits::max_total_replayed_events` default (not scaled to the input).

@@ -27,14 +27,14 @@ pub(super) fn resolve(text: Cow<'_, str>, style: ScalarStyle) -> Option<Value> {
 }
 
 /// What a plain scalar resolves to (see [`resolve`]).
-pub(super) enum Plain {
+pub(in crate::yaml) enum Plain {
     Value(Value),
     /// The text itself, as a string.
     Str,
     Refused,
 }
 
-pub(super) fn plain(text: &str) -> Plain {
+pub(in crate::yaml) fn plain(text: &str) -> Plain {
     if text.is_empty() || text == "~" || text.eq_ignore_ascii_case("null") {
         return Plain::Value(Value::Null);
     }
