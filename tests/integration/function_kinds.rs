@@ -162,7 +162,7 @@ fn issue11_explain_and_schema_of_a_function_kind_with_catalog_path() {
     assert_eq!(
         editor_errors(&all, BAD_RESIZE),
         [
-            "spec.replicas: Invalid value: 0: must be greater than or equal to 1",
+            "spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1",
             "spec.size: Unsupported value: \"huge\": supported values: \"small\", \"medium\", \"large\"",
         ]
     );
@@ -220,7 +220,9 @@ fn issue11_explain_and_schema_with_an_https_catalog_on_loopback() {
                 &all,
                 "apiVersion: example.com/v1\nkind: SetNamespace\nmetadata:\n  name: n\nspec:\n  namespace: \"\"\n"
             ),
-            ["spec.namespace: Invalid value: \"\": must be at least 1 characters long"]
+            [
+                "spec.namespace: Invalid value: \"\": spec.namespace in body should be at least 1 chars long"
+            ]
         );
     }
     // A pin that does not match is refused; a pin that is not a digest is a usage error.
@@ -335,7 +337,7 @@ fn issue11_run_mode_hands_the_defaulted_config_to_the_runtime() {
     let out = pkg.run(&[], &bad);
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stdout(&out).contains("message: \"Invalid value: 3: must be of type string\"")
+        stdout(&out).contains(r#"message: "Invalid value: \"integer\": spec.size in body must be of type string: \"integer\"""#)
             && stdout(&out).contains("path: spec.size"),
         "{}",
         stdout(&out)
@@ -477,7 +479,9 @@ fn issue11_function_definitions_load_beside_catalog_documents() {
         .collect();
     assert_eq!(
         results,
-        ["spec.namespace Invalid value: \"\": must be at least 1 characters long"]
+        [
+            "spec.namespace Invalid value: \"\": spec.namespace in body should be at least 1 chars long"
+        ]
     );
 }
 

@@ -305,7 +305,7 @@ mod tests {
         assert_eq!(load[0].severity, Severity::Error);
         assert_eq!(
             load[0].to_string(),
-            "catalog test: services/demo.yaml: spec.configSchema.properties.level.default: invalid default: Invalid value: \"fail\": must match the regular expression \"^(?i)(abort|warn)?$\""
+            "catalog test: services/demo.yaml: spec.configSchema.properties.level.default: invalid default: Invalid value: \"fail\": should match '^(?i)(abort|warn)?$'"
         );
     }
 }

@@ -1075,8 +1075,8 @@ mod tests {
         assert_eq!(
             errors(&schema, &json!({"s": "fail", "d": "\u{663}"})),
             [
-                "d: Invalid value: \"\u{663}\": must match the regular expression \"^\\\\d+$\"",
-                r#"s: Invalid value: "fail": must match the regular expression "^(?i)(abort|warn)?$""#,
+                "d: Invalid value: \"\u{663}\": d in body should match '^\\d+$'",
+                r#"s: Invalid value: "fail": s in body should match '^(?i)(abort|warn)?$'"#,
             ]
         );
     }
@@ -1277,7 +1277,7 @@ mod tests {
             found,
             vec![SchemaProblem {
                 path: "properties.a.default".into(),
-                message: "invalid default: Invalid value: \"x\": must be of type integer".into()
+                message: "invalid default: Invalid value: \"string\": must be of type integer: \"string\"".into()
             }]
         );
         let found = field_problems(
@@ -1286,12 +1286,12 @@ mod tests {
         assert_problem(
             &found,
             "properties.a.default",
-            "n: Invalid value: 70000: must be less than or equal to 65535",
+            "n: Invalid value: 70000: n in body should be less than or equal to 65535",
         );
         assert_problem(
             &field_problems(json!({"type": "string", "format": "email", "default": "nope"})),
             "properties.a.default",
-            "must be a valid email",
+            "must be of type email",
         );
         assert_problem(
             &field_problems(json!({"type": "string", "enum": ["x"], "default": "y"})),

@@ -401,7 +401,7 @@ mod tests {
         assert_eq!(
             errs.iter().map(ToString::to_string).collect::<Vec<_>>(),
             [
-                r#"services.a: Invalid value: "nope": must be a valid email"#,
+                r#"services.a: Invalid value: "nope": services.a in body must be of type email: "nope""#,
                 r#"servics: unknown field "servics" (did you mean "services"?)"#
             ]
         );

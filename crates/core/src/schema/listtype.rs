@@ -15,6 +15,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Map, Value};
 
+use super::gofmt::{go_number, go_quote};
 use super::structural::{AdditionalProperties, FieldError, Structural};
 use crate::diagnostics::FieldPath;
 
@@ -76,13 +77,13 @@ fn walk_array(path: &FieldPath, s: &Structural, list: &[Value], out: &mut Vec<Fi
 /// A list-type map: only objects (or nulls), unique by their key fields.
 fn list_map(path: &FieldPath, s: &Structural, list: &[Value], out: &mut Vec<FieldError>) {
     if let Some(i) = list.iter().position(|x| !x.is_object() && !x.is_null()) {
-        out.push(FieldError {
-            path: path.index(i),
-            message: format!(
+        out.push(FieldError::new(
+            path.index(i),
+            format!(
                 "Invalid value: {}: must be an object for an array of list-type map",
                 super::validate::render_value(&list[i])
             ),
-        });
+        ));
         return;
     }
     if let [key_field] = s.x_list_map_keys.as_slice() {
@@ -237,10 +238,7 @@ fn duplicate(path: FieldPath, value: &Value) -> FieldError {
         Value::Number(n) => go_number(n),
         Value::Array(_) | Value::Object(_) => go_sharp_v(value),
     };
-    FieldError {
-        path,
-        message: format!("Duplicate value: {shown}"),
-    }
+    FieldError::new(path, format!("Duplicate value: {shown}"))
 }
 
 /// Go's `%#v` of a decoded JSON value inside an `interface{}`.
@@ -265,56 +263,6 @@ fn go_sharp_v(value: &Value) -> String {
             format!("map[string]interface {{}}{{{}}}", items.join(", "))
         }
     }
-}
-
-/// A decoded JSON number as Go's `%v` prints it: an int64, or a float64 in `%g` form with the
-/// shortest digits (exponent form from 1e+06 up and below 1e-04).
-fn go_number(n: &serde_json::Number) -> String {
-    if let Some(i) = n.as_i64() {
-        return i.to_string();
-    }
-    let Some(f) = n.as_f64() else {
-        return n.to_string();
-    };
-    // Rust's `{:e}` has the shortest digits: `1.5e6`, `1e-5`.
-    let sci = format!("{f:e}");
-    let (mantissa, exp) = sci.split_once('e').unwrap_or((sci.as_str(), "0"));
-    let exp: i32 = exp.parse().unwrap_or(0);
-    if (-4..6).contains(&exp) {
-        return format!("{f}");
-    }
-    let sign = if exp < 0 { '-' } else { '+' };
-    format!("{mantissa}e{sign}{:02}", exp.unsigned_abs())
-}
-
-/// Go's `strconv.Quote`: printable characters as they are, the rest escaped.
-fn go_quote(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if c.is_control() || (c.is_whitespace() && c != ' ') => {
-                let code = u32::from(c);
-                let _ = match code {
-                    0..0x80 => write!(out, "\\x{code:02x}"),
-                    0x80..0x1_0000 => write!(out, "\\u{code:04x}"),
-                    _ => write!(out, "\\U{code:08x}"),
-                };
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 #[cfg(test)]

@@ -9,12 +9,16 @@
 //! The files, bottom to top; a file imports only files listed before it (unit tests may also
 //! build fixtures through the public API below, see `testutil`):
 //! - `structural`: the model (`Structural`, `SchemaProblem`, `FieldError`);
+//! - `gofmt`: values as Go prints them (`%q`, `%v`), for the apiserver's messages;
 //! - `goregex`: Go RE2 patterns on the `regex` crate;
 //! - `duration`, `email`: Go `time.ParseDuration` and `net/mail.ParseAddress`;
 //! - `formats`: the Kubernetes string formats (uses `duration`, `email`);
 //! - `defaulting`, `prune`: structural defaulting and pruning (use `structural`);
 //! - `convert`: CRD schema → JSON Schema (uses `structural`, `formats`);
-//! - `validate`: compile and map errors to field errors (uses `structural`, `formats`, `goregex`);
+//! - `validate`: compile and map errors to field errors, worded as apiextensions-apiserver
+//!   words them (uses `structural`, `formats`, `gofmt`, `goregex`);
+//! - `listtype`: `x-kubernetes-list-type` set and map uniqueness (uses `structural`, `gofmt`,
+//!   `validate`);
 //! - `decode`: one node read like `JSONSchemaProps`, the problem collector (uses `structural`,
 //!   `goregex`);
 //! - `check`: the structural-schema checks (uses all of the above);
@@ -30,6 +34,7 @@ pub mod defaulting;
 mod duration;
 mod email;
 mod formats;
+mod gofmt;
 mod goregex;
 mod listtype;
 mod prune;
@@ -155,10 +160,7 @@ impl ConfigSchema {
     pub fn validate_rules(&self, instance: &Value, blocked: bool) -> Vec<FieldError> {
         match &self.cel {
             None => Vec::new(),
-            Some(_) if blocked => vec![FieldError {
-                path: FieldPath::root(),
-                message: CEL_NOT_CHECKED.to_owned(),
-            }],
+            Some(_) if blocked => vec![FieldError::new(FieldPath::root(), CEL_NOT_CHECKED)],
             Some(cel) => cel.validate(&self.structural, instance),
         }
     }
@@ -192,9 +194,9 @@ mod tests {
                 .map(ToString::to_string)
                 .collect::<Vec<_>>(),
             [
-                r#"clusterIssuer.email: Invalid value: "not-an-email": must be a valid email"#,
-                r#"clusterIssuer.name: Invalid value: "": must be at least 1 characters long"#,
-                r#"clusterIssuer.server: Invalid value: "acme": must be a valid uri"#,
+                r#"clusterIssuer.email: Invalid value: "not-an-email": clusterIssuer.email in body must be of type email: "not-an-email""#,
+                r#"clusterIssuer.name: Invalid value: "": clusterIssuer.name in body should be at least 1 chars long"#,
+                r#"clusterIssuer.server: Invalid value: "acme": clusterIssuer.server in body must be of type uri: "acme""#,
             ]
         );
         assert_eq!(
@@ -216,7 +218,7 @@ mod tests {
                 .map(ToString::to_string)
                 .collect::<Vec<_>>(),
             [
-                r"loadBalancerAddressPool[1]: Invalid value: 1: must be of type string",
+                r#"loadBalancerAddressPool[1]: Invalid value: "integer": loadBalancerAddressPool[1] in body must be of type string: "integer""#,
                 "publicLoadBalancerIPs: Required value"
             ]
         );
@@ -239,7 +241,7 @@ mod tests {
         assert_eq!(
             shown(json!({"min": 11, "max": 2})),
             [
-                "min: Invalid value: 11: must be less than or equal to 10",
+                "min: Invalid value: 11: min in body should be less than or equal to 10",
                 "Invalid value: min must not exceed max"
             ]
         );

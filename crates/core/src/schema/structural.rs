@@ -139,14 +139,49 @@ pub struct FieldError {
     pub path: FieldPath,
     /// Kubernetes field-error style message.
     pub message: String,
+    /// Where the message names the field itself, as kube-openapi's messages do (`Invalid value:
+    /// -1: spec.replicas in body should be greater than or equal to 0`): the byte offset in
+    /// `message` where `<field> in body ` goes, filled in with the field's full path by
+    /// [`FieldError::message_at`] (the path here is relative to the validated instance).
+    pub in_body: Option<usize>,
+}
+
+impl FieldError {
+    /// An error whose message does not name its field.
+    #[must_use]
+    pub fn new(path: FieldPath, message: impl Into<String>) -> Self {
+        FieldError {
+            path,
+            message: message.into(),
+            in_body: None,
+        }
+    }
+
+    /// The message for the field at `full` (this error's path under whatever the validated
+    /// instance sits in), as the apiserver prints it.
+    #[must_use]
+    pub fn message_at(&self, full: &FieldPath) -> String {
+        match self.in_body {
+            Some(at) if at <= self.message.len() && self.message.is_char_boundary(at) => {
+                let (head, tail) = self.message.split_at(at);
+                if full.is_empty() {
+                    format!("{head}{tail}")
+                } else {
+                    format!("{head}{full} in body {tail}")
+                }
+            }
+            _ => self.message.clone(),
+        }
+    }
 }
 
 impl fmt::Display for FieldError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = self.message_at(&self.path);
         if self.path.is_empty() {
-            f.write_str(&self.message)
+            f.write_str(&message)
         } else {
-            write!(f, "{}: {}", self.path, self.message)
+            write!(f, "{}: {}", self.path, message)
         }
     }
 }
@@ -176,11 +211,7 @@ mod tests {
             "m"
         );
         assert_eq!(
-            FieldError {
-                path: FieldPath::root(),
-                message: "Required value".into()
-            }
-            .to_string(),
+            FieldError::new(FieldPath::root(), "Required value").to_string(),
             "Required value"
         );
     }

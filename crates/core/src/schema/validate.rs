@@ -12,6 +12,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 use super::formats::{FORMAT_PREFIX, STRING_FORMATS};
+use super::gofmt::{go_number, go_quote};
 use super::structural::{FieldError, map_subschemas, quote};
 use crate::diagnostics::FieldPath;
 use crate::suggest;
@@ -76,9 +77,10 @@ impl<'i> Keyword<'i> for GoPattern {
         if self.is_valid(instance) {
             Ok(())
         } else {
+            // kube-openapi's `patternFail`, which quotes with '…'.
             Err(ValidationError::custom(format!(
-                "must match the regular expression {}",
-                quote(&self.pattern)
+                "should match '{}'",
+                self.pattern
             )))
         }
     }
@@ -139,6 +141,11 @@ pub fn has_blocking_error(validator: &Validator, instance: &Value) -> bool {
     })
 }
 
+/// One error as apiextensions-apiserver reports it for a custom resource: kube-openapi's
+/// message (`<field> in body should be …`) inside the field error that
+/// `kubeOpenAPIResultToFieldErrors` (`pkg/apiserver/validation/validation.go`) makes of it:
+/// `Required value`, `Unsupported value`, `Too long`, `Too many`, else `Invalid value` with the
+/// value kube-openapi reports (for a type error, the name of the value's type).
 #[allow(clippy::too_many_lines)] // one arm per error kind reads best as a single table
 fn map_error(
     err: &ValidationError<'_>,
@@ -147,24 +154,49 @@ fn map_error(
     out: &mut Vec<FieldError>,
 ) {
     let mut path = instance_path(err.instance_path().as_str(), instance);
-    let shown = render_value(err.instance());
-    let invalid = |what: String| format!("Invalid value: {shown}: {what}");
-    let message = match err.kind() {
+    let value = err.instance();
+    // `Invalid value: <value>: <field> in body <detail>`; the field goes in at `in_body`.
+    let in_body = |shown: String, detail: String| {
+        let head = format!("Invalid value: {shown}: ");
+        let at = head.len();
+        (format!("{head}{detail}"), Some(at))
+    };
+    let count = |n: usize| n.to_string();
+    let plural = |n: u64, one: &str, many: &str| {
+        if n == 1 {
+            one.to_owned()
+        } else {
+            many.to_owned()
+        }
+    };
+    let (message, at) = match err.kind() {
         ValidationErrorKind::Type { kind } => {
             let declared = schema.pointer(err.schema_path().as_str());
-            invalid(format!(
-                "must be of type {}",
-                describe_types(declared, kind)
-            ))
+            let actual = go_quote(type_name(value));
+            in_body(
+                actual.clone(),
+                format!("must be of type {}: {actual}", declared_types(declared, kind)),
+            )
         }
         ValidationErrorKind::Enum { options } => {
             let supported: Vec<String> = options
                 .as_array()
-                .map(|a| a.iter().map(render_value).collect())
+                .map(|a| {
+                    a.iter()
+                        .map(|v| match v {
+                            Value::String(s) => go_quote(s),
+                            other => go_quote(&other.to_string()),
+                        })
+                        .collect()
+                })
                 .unwrap_or_default();
-            format!(
-                "Unsupported value: {shown}: supported values: {}",
-                supported.join(", ")
+            (
+                format!(
+                    "Unsupported value: {}: supported values: {}",
+                    go_value(value),
+                    supported.join(", ")
+                ),
+                None,
             )
         }
         ValidationErrorKind::Required { property } => {
@@ -172,7 +204,7 @@ fn map_error(
                 .as_str()
                 .map_or_else(|| property.to_string(), str::to_owned);
             path.push_key(name);
-            "Required value".to_owned()
+            ("Required value".to_owned(), None)
         }
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let declared = declared_properties(schema, err.schema_path().as_str());
@@ -181,72 +213,180 @@ fn map_error(
                 if let Some(hint) = suggest::closest(key, declared.iter().map(String::as_str)) {
                     let _ = write!(message, " (did you mean {}?)", quote(hint));
                 }
-                out.push(FieldError {
-                    path: path.key(key.clone()),
-                    message,
-                });
+                out.push(FieldError::new(path.key(key.clone()), message));
             }
             return;
         }
         ValidationErrorKind::Format { format } => {
-            invalid(format!("must be a valid {}", format_display_name(format)))
+            let shown = go_value(value);
+            in_body(
+                shown.clone(),
+                format!("must be of type {}: {shown}", format_display_name(format)),
+            )
         }
-        ValidationErrorKind::MinLength { limit } => {
-            invalid(format!("must be at least {limit} characters long"))
-        }
-        ValidationErrorKind::MaxLength { limit } => {
-            invalid(format!("must be at most {limit} characters long"))
-        }
-        ValidationErrorKind::MinItems { limit } => {
-            invalid(format!("must have at least {limit} items"))
-        }
-        ValidationErrorKind::MaxItems { limit } => {
-            invalid(format!("must have at most {limit} items"))
-        }
-        ValidationErrorKind::MinProperties { limit } => {
-            invalid(format!("must have at least {limit} properties"))
-        }
-        ValidationErrorKind::MaxProperties { limit } => {
-            invalid(format!("must have at most {limit} properties"))
-        }
-        ValidationErrorKind::Minimum { limit } => {
-            invalid(format!("must be greater than or equal to {limit}"))
-        }
-        ValidationErrorKind::ExclusiveMinimum { limit } => {
-            invalid(format!("must be greater than {limit}"))
-        }
-        ValidationErrorKind::Maximum { limit } => {
-            invalid(format!("must be less than or equal to {limit}"))
-        }
-        ValidationErrorKind::ExclusiveMaximum { limit } => {
-            invalid(format!("must be less than {limit}"))
-        }
-        ValidationErrorKind::MultipleOf { multiple_of } => {
-            invalid(format!("must be a multiple of {multiple_of}"))
-        }
-        ValidationErrorKind::Pattern { pattern } => invalid(format!(
-            "must match the regular expression {}",
-            quote(pattern)
-        )),
-        ValidationErrorKind::AnyOf { .. } => {
-            invalid("must match at least one of the schemas in anyOf".to_owned())
-        }
-        ValidationErrorKind::OneOfNotValid { .. } => {
-            invalid("must match exactly one of the schemas in oneOf, but matches none".to_owned())
-        }
-        ValidationErrorKind::OneOfMultipleValid { .. } => invalid(
-            "must match exactly one of the schemas in oneOf, but matches more than one".to_owned(),
+        ValidationErrorKind::MinLength { limit } => in_body(
+            go_value(value),
+            format!("should be at least {limit} chars long"),
         ),
-        ValidationErrorKind::Not { .. } => invalid("must not match the schema in not".to_owned()),
-        ValidationErrorKind::Custom { message, .. } => invalid(message.clone()),
-        ValidationErrorKind::Constant { expected_value } => {
-            invalid(format!("must be equal to {}", render_value(expected_value)))
+        ValidationErrorKind::MaxLength { limit } => (
+            format!(
+                "Too long: may not be more than {limit} {}",
+                plural(*limit, "byte", "bytes")
+            ),
+            None,
+        ),
+        ValidationErrorKind::MinItems { limit } => in_body(
+            count(value.as_array().map_or(0, Vec::len)),
+            format!("should have at least {limit} items"),
+        ),
+        ValidationErrorKind::MaxItems { limit } => (
+            format!(
+                "Too many: {}: must have at most {limit} {}",
+                count(value.as_array().map_or(0, Vec::len)),
+                plural(*limit, "item", "items")
+            ),
+            None,
+        ),
+        ValidationErrorKind::MinProperties { limit } => in_body(
+            count(value.as_object().map_or(0, Map::len)),
+            format!("should have at least {limit} properties"),
+        ),
+        // kube-openapi's TooManyProperties becomes `field.TooMany`, which says "items".
+        ValidationErrorKind::MaxProperties { limit } => (
+            format!(
+                "Too many: {}: must have at most {limit} {}",
+                count(value.as_object().map_or(0, Map::len)),
+                plural(*limit, "item", "items")
+            ),
+            None,
+        ),
+        ValidationErrorKind::Minimum { limit } => in_body(
+            go_value(value),
+            format!("should be greater than or equal to {}", go_limit(limit)),
+        ),
+        ValidationErrorKind::ExclusiveMinimum { limit } => in_body(
+            go_value(value),
+            format!("should be greater than {}", go_limit(limit)),
+        ),
+        ValidationErrorKind::Maximum { limit } => in_body(
+            go_value(value),
+            format!("should be less than or equal to {}", go_limit(limit)),
+        ),
+        ValidationErrorKind::ExclusiveMaximum { limit } => in_body(
+            go_value(value),
+            format!("should be less than {}", go_limit(limit)),
+        ),
+        ValidationErrorKind::MultipleOf { multiple_of } => in_body(
+            go_value(value),
+            format!("should be a multiple of {}", go_float(*multiple_of)),
+        ),
+        ValidationErrorKind::Pattern { pattern } => {
+            in_body(go_value(value), format!("should match '{pattern}'"))
         }
-        ValidationErrorKind::UniqueItems => invalid("must not contain duplicate items".to_owned()),
-        ValidationErrorKind::FalseSchema => "Forbidden: no value is allowed here".to_owned(),
-        _ => invalid(err.masked().to_string()),
+        // kube-openapi's composite errors name the field quoted, with no value.
+        ValidationErrorKind::AnyOf { .. } => (
+            "Invalid value: \"\": must validate at least one schema (anyOf)".to_owned(),
+            None,
+        ),
+        ValidationErrorKind::OneOfNotValid { .. } => (
+            "Invalid value: \"\": must validate one and only one schema (oneOf). Found none valid"
+                .to_owned(),
+            None,
+        ),
+        ValidationErrorKind::OneOfMultipleValid { .. } => (
+            "Invalid value: \"\": must validate one and only one schema (oneOf). Found more than one valid alternative"
+                .to_owned(),
+            None,
+        ),
+        ValidationErrorKind::Not { .. } => (
+            "Invalid value: \"\": must not validate the schema (not)".to_owned(),
+            None,
+        ),
+        // `pattern` (the only custom keyword, Go's regexp): kube-openapi's message.
+        ValidationErrorKind::Custom { message, .. } => in_body(go_value(value), message.clone()),
+        ValidationErrorKind::Constant { expected_value } => in_body(
+            go_value(value),
+            format!("should be one of [{}]", go_value(expected_value)),
+        ),
+        ValidationErrorKind::UniqueItems => {
+            in_body("\"\"".to_owned(), "shouldn't contain duplicates".to_owned())
+        }
+        ValidationErrorKind::FalseSchema => ("Forbidden: no value is allowed here".to_owned(), None),
+        _ => (format!("Invalid value: {}: {}", go_value(value), err.masked()), None),
     };
-    out.push(FieldError { path, message });
+    out.push(FieldError {
+        path,
+        message,
+        in_body: at,
+    });
+}
+
+/// kube-openapi's name for a value's type (`schemaInfoForType`).
+fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_f64() => "number",
+        Value::Number(_) => "integer",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// A bad value as `field.Error` prints it: strings quoted as Go's `%q`, numbers and booleans
+/// as `%v`, anything else as JSON (Go's `json.Marshal`: keys sorted); cut to about 64
+/// characters.
+pub(super) fn go_value(v: &Value) -> String {
+    let text = match v {
+        Value::String(s) => go_quote(s),
+        Value::Number(n) => go_number(n),
+        Value::Bool(b) => b.to_string(),
+        Value::Null => "null".to_owned(),
+        Value::Array(_) | Value::Object(_) => sorted_json(v),
+    };
+    cut(text)
+}
+
+fn sorted_json(v: &Value) -> String {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), sorted_json(&map[k])))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(sorted_json).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A schema bound as kube-openapi prints it: `%v` of a float64 (`1`, not `1.0`).
+fn go_limit(limit: &Value) -> String {
+    match limit {
+        Value::Number(n) => go_float(n.as_f64().unwrap_or_default()),
+        other => other.to_string(),
+    }
+}
+
+fn go_float(f: f64) -> String {
+    // (Rust prints an integral float without a fraction, as Go's %v does: `1`, not `1.0`.)
+    serde_json::Number::from_f64(f).map_or_else(|| f.to_string(), |n| go_number(&n))
+}
+
+fn cut(text: String) -> String {
+    if text.chars().count() <= MAX_SHOWN_VALUE {
+        return text;
+    }
+    let mut cut: String = text.chars().take(MAX_SHOWN_VALUE - 3).collect();
+    cut.push_str("...");
+    cut
 }
 
 /// Turn a JSON pointer into path segments, using the instance to tell keys from indexes.
@@ -285,13 +425,15 @@ pub(super) fn render_value(v: &Value) -> String {
     cut
 }
 
-/// `integer`, `integer or null`, `integer, string or null`.
-fn describe_types(declared: Option<&Value>, kind: &TypeKind) -> String {
+/// The declared type as kube-openapi names it: the schema's `type` (a converted CRD schema
+/// says `["integer", "null"]` for `nullable: true`, which kube-openapi keeps apart).
+fn declared_types(declared: Option<&Value>, kind: &TypeKind) -> String {
     let names: Vec<String> = match declared {
         Some(Value::String(t)) => vec![t.clone()],
         Some(Value::Array(a)) => a
             .iter()
             .filter_map(Value::as_str)
+            .filter(|t| *t != "null")
             .map(str::to_owned)
             .collect(),
         _ => match kind {
@@ -299,11 +441,7 @@ fn describe_types(declared: Option<&Value>, kind: &TypeKind) -> String {
             TypeKind::Multiple(set) => set.iter().map(|t| t.to_string()).collect(),
         },
     };
-    match names.split_last() {
-        None => String::new(),
-        Some((last, [])) => last.clone(),
-        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
-    }
+    names.join(",")
 }
 
 /// The `properties` names next to the `additionalProperties` keyword that failed.
@@ -345,16 +483,17 @@ mod tests {
         assert_eq!(
             errors(&schema, &json!({"n": "abc", "m": "abc", "i": true})),
             [
-                r"i: Invalid value: true: must be of type integer, string or null",
-                r#"m: Invalid value: "abc": must be of type integer or null"#,
-                r#"n: Invalid value: "abc": must be of type integer"#,
+                // kube-openapi reports the value's type, not the value; `nullable` is not a type.
+                r#"i: Invalid value: "boolean": i in body must be of type integer,string: "boolean""#,
+                r#"m: Invalid value: "string": m in body must be of type integer: "string""#,
+                r#"n: Invalid value: "string": n in body must be of type integer: "string""#,
             ]
         );
         assert!(errors(&schema, &json!({"m": null, "i": "50%"})).is_empty());
         assert!(errors(&schema, &json!({"i": 5})).is_empty());
         assert_eq!(
             errors(&schema, &json!({"n": null})),
-            [r"n: Invalid value: null: must be of type integer"]
+            [r#"n: Invalid value: "null": n in body must be of type integer: "null""#]
         );
     }
 
@@ -383,10 +522,10 @@ mod tests {
         let errs = parsed(&schema).validate(&json!({"clusterIssuer": {}}));
         assert_eq!(
             errs,
-            [FieldError {
-                path: FieldPath::parse("clusterIssuer.email"),
-                message: "Required value".into()
-            }]
+            [FieldError::new(
+                FieldPath::parse("clusterIssuer.email"),
+                "Required value"
+            )]
         );
     }
 
@@ -428,8 +567,8 @@ mod tests {
                 &json!({"e": "x", "d": "yesterday", "i": 3_000_000_000_i64, "f": 1e300})
             ),
             [
-                r#"d: Invalid value: "yesterday": must be a valid date-time"#,
-                r#"e: Invalid value: "x": must be a valid email"#,
+                r#"d: Invalid value: "yesterday": d in body must be of type date-time: "yesterday""#,
+                r#"e: Invalid value: "x": e in body must be of type email: "x""#,
             ]
         );
         assert!(
@@ -451,9 +590,10 @@ mod tests {
         assert_eq!(
             errors(&schema, &json!({"s": "", "l": [], "o": {}})),
             [
-                r"l: Invalid value: []: must have at least 1 items",
-                r"o: Invalid value: {}: must have at least 1 properties",
-                r#"s: Invalid value: "": must be at least 1 characters long"#,
+                // kube-openapi reports the count for these, not the value.
+                r"l: Invalid value: 0: l in body should have at least 1 items",
+                r"o: Invalid value: 0: o in body should have at least 1 properties",
+                r#"s: Invalid value: "": s in body should be at least 1 chars long"#,
             ]
         );
         assert_eq!(
@@ -462,9 +602,11 @@ mod tests {
                 &json!({"s": "abcd", "l": [1, 2, 3], "o": {"a": 1, "b": 2}})
             ),
             [
-                r"l: Invalid value: [1,2,3]: must have at most 2 items",
-                r#"o: Invalid value: {"a":1,"b":2}: must have at most 1 properties"#,
-                r#"s: Invalid value: "abcd": must be at most 3 characters long"#,
+                // field.TooMany and field.TooLong, which omit the value (and say "items" for
+                // properties too).
+                r"l: Too many: 3: must have at most 2 items",
+                r"o: Too many: 2: must have at most 1 item",
+                r"s: Too long: may not be more than 3 bytes",
             ]
         );
     }
@@ -483,17 +625,17 @@ mod tests {
                 &json!({"port": 70000, "x": 10, "m": 0.7, "p": "x"})
             ),
             [
-                r"m: Invalid value: 0.7: must be a multiple of 0.5",
-                r#"p: Invalid value: "x": must match the regular expression "^a$""#,
-                r"port: Invalid value: 70000: must be less than or equal to 65535",
-                r"x: Invalid value: 10: must be less than 10",
+                r"m: Invalid value: 0.7: m in body should be a multiple of 0.5",
+                r#"p: Invalid value: "x": p in body should match '^a$'"#,
+                r"port: Invalid value: 70000: port in body should be less than or equal to 65535",
+                r"x: Invalid value: 10: x in body should be less than 10",
             ]
         );
         assert_eq!(
             errors(&schema, &json!({"port": 0, "x": 0})),
             [
-                r"port: Invalid value: 0: must be greater than or equal to 1",
-                r"x: Invalid value: 0: must be greater than 0"
+                r"port: Invalid value: 0: port in body should be greater than or equal to 1",
+                r"x: Invalid value: 0: x in body should be greater than 0"
             ]
         );
     }
@@ -508,14 +650,15 @@ mod tests {
         assert_eq!(
             errors(&schema, &json!({"a": 5, "o": 5, "n": "xy"})),
             [
-                r"a: Invalid value: 5: must match at least one of the schemas in anyOf",
-                r#"n: Invalid value: "xy": must not match the schema in not"#,
-                r"o: Invalid value: 5: must match exactly one of the schemas in oneOf, but matches more than one",
+                // kube-openapi's composite errors carry no value (`field.Invalid(…, "", …)`).
+                r#"a: Invalid value: "": must validate at least one schema (anyOf)"#,
+                r#"n: Invalid value: "": must not validate the schema (not)"#,
+                r#"o: Invalid value: "": must validate one and only one schema (oneOf). Found more than one valid alternative"#,
             ]
         );
         assert_eq!(
             errors(&schema, &json!({"o": null})),
-            [r"o: Invalid value: null: must be of type integer"]
+            [r#"o: Invalid value: "null": o in body must be of type integer: "null""#]
         );
     }
 
@@ -537,21 +680,59 @@ mod tests {
         );
         assert_eq!(
             errs[0].to_string(),
-            "l[0][\"0\"]: Invalid value: 1: must be of type string".replace("[\"0\"]", ".0")
+            r#"l[0].0: Invalid value: "integer": l[0].0 in body must be of type string: "integer""#
         );
     }
 
     #[test]
     fn long_values_are_truncated() {
-        let schema = obj(json!({"s": {"type": "integer"}}));
+        let schema = obj(json!({"s": {"type": "string", "pattern": "^a"}}));
         let long = "x".repeat(100);
         let errs = errors(&schema, &json!({"s": long}));
         let shown = format!("\"{}...", "x".repeat(60));
         assert_eq!(
             errs,
             [format!(
-                "s: Invalid value: {shown}: must be of type integer"
+                "s: Invalid value: {shown}: s in body should match '^a'"
             )]
+        );
+    }
+}
+
+#[cfg(test)]
+mod issue16 {
+    use crate::diagnostics::FieldPath;
+    use crate::schema::testutil::*;
+    use serde_json::json;
+
+    /// Issue 22: the message of a custom resource's schema error, word for word as the
+    /// apiserver prints it, with the field's full path inside the message.
+    #[test]
+    fn issue16_schema_errors_read_as_the_apiserver_prints_them() {
+        let schema = obj(json!({
+            "replicas": {"type": "integer", "minimum": 0},
+            "mode": {"type": "string", "enum": ["a", "b"]},
+            "name": {"type": "string", "maxLength": 1},
+            "ports": {"type": "array", "maxItems": 1, "items": {"type": "integer"}}
+        }));
+        let errors = parsed(&schema)
+            .validate(&json!({"replicas": -1, "mode": "c", "name": "ab", "ports": [1, 2]}));
+        let base = FieldPath::parse("spec.config");
+        let printed: Vec<String> = errors
+            .iter()
+            .map(|e| {
+                let full = base.join(&e.path);
+                format!("{full}: {}", e.message_at(&full))
+            })
+            .collect();
+        assert_eq!(
+            printed,
+            [
+                r#"spec.config.mode: Unsupported value: "c": supported values: "a", "b""#,
+                "spec.config.name: Too long: may not be more than 1 byte",
+                "spec.config.ports: Too many: 2: must have at most 1 item",
+                "spec.config.replicas: Invalid value: -1: spec.config.replicas in body should be greater than or equal to 0",
+            ]
         );
     }
 }

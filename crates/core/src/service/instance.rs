@@ -235,7 +235,7 @@ fn validate_instance(
         let rules = config_schema.validate_rules(config, blocked);
         errors.extend(rules.into_iter().map(|e| FieldError {
             path: config_path.join(&e.path),
-            message: e.message,
+            ..e
         }));
     }
     errors
@@ -457,7 +457,9 @@ fn unknown_field_in(
 
 /// Turn a schema field error into a problem under `base`.
 pub fn field_problem(base: &FieldPath, error: &FieldError) -> Problem {
-    Problem::new(base.join(&error.path), error.message.clone())
+    let full = base.join(&error.path);
+    let message = error.message_at(&full);
+    Problem::new(full, message)
 }
 
 #[cfg(test)]
@@ -524,7 +526,7 @@ mod tests {
         assert_eq!(
             messages(&rejected.errors),
             [
-                r#"spec.replicas: Invalid value: "two": must be of type integer"#,
+                r#"spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string""#,
                 "spec.size: Required value",
             ]
         );

@@ -270,9 +270,8 @@ impl Run<'_> {
             return;
         }
         let type_ = Value::String(s.type_.clone()).to_string();
-        let invalid_type = |detail: String| FieldError {
-            path: path.clone(),
-            message: format!("Invalid value: {type_}: {detail}"),
+        let invalid_type = |detail: String| {
+            FieldError::new(path.clone(), format!("Invalid value: {type_}: {detail}"))
         };
         if self.remaining == 0 {
             self.out.push(invalid_type(
@@ -343,18 +342,12 @@ impl Run<'_> {
                     }
                     Outcome::Value(_) | Outcome::Error(_) => {}
                     Outcome::CallLimit => {
-                        errs.push(FieldError {
-                            path: at,
-                            message: format!("Invalid value: {type_}: no further validation rules will be run due to call cost exceeds limit for messageExpression: {}", quote(src)),
-                        });
+                        errs.push(FieldError::new(at, format!("Invalid value: {type_}: no further validation rules will be run due to call cost exceeds limit for messageExpression: {}", quote(src))));
                         stop = true;
                         break;
                     }
                     Outcome::Budget => {
-                        errs.push(FieldError {
-                            path: at,
-                            message: format!("Invalid value: {type_}: messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run"),
-                        });
+                        errs.push(FieldError::new(at, format!("Invalid value: {type_}: messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run")));
                         stop = true;
                         break;
                     }
@@ -458,7 +451,7 @@ fn field_error(
         Reason::Required => format!("Required value: {detail}"),
         Reason::Duplicate => format!("Duplicate value{}", shown()),
     };
-    FieldError { path, message }
+    FieldError::new(path, message)
 }
 
 #[cfg(test)]
