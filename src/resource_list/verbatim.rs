@@ -651,7 +651,8 @@ mod issue15_f8 {
         assert_eq!(item["metadata"]["name"], "huge");
         // Lean: what a skeleton reads, nothing of the 1.2M values.
         assert!(
-            item.get("data").is_none_or(|data| data.to_string().len() < 100),
+            item.get("data")
+                .is_none_or(|data| data.to_string().len() < 100),
             "data was built: {}",
             item["data"].to_string().len()
         );

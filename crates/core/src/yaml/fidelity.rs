@@ -12,8 +12,8 @@
 use granit_parser::{Event, Parser, ScalarStyle};
 use serde_json::Value;
 
-use super::events::scalar::plain;
 use super::events::scalar::Plain;
+use super::events::scalar::plain;
 
 /// A scalar (or a tag) that would not be written back as a YAML 1.2 reader reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,7 +114,10 @@ fn changes(text: &str) -> Option<String> {
         (Core::Null, Value::Null) | (Core::Str, Value::String(_)) => true,
         (Core::Bool(a), Value::Bool(b)) => a == b,
         (Core::Int(a), Value::Number(n)) => {
-            n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from)) == Some(*a)
+            n.as_i64()
+                .map(i128::from)
+                .or_else(|| n.as_u64().map(i128::from))
+                == Some(*a)
         }
         #[allow(clippy::float_cmp)] // the same text read as f64 twice
         (Core::Float(a), Value::Number(n)) => n.as_f64() == Some(*a),
@@ -135,7 +138,9 @@ fn changes(text: &str) -> Option<String> {
         Value::String(s) => format!("the string {}", Value::String(s.clone())),
         other => super::emit(other).trim_end().to_owned(),
     };
-    Some(format!("is {read} to a YAML 1.2 reader, but would be written back as {written}"))
+    Some(format!(
+        "is {read} to a YAML 1.2 reader, but would be written back as {written}"
+    ))
 }
 
 /// YAML 1.2.2 core schema (§10.3.2) resolution of a plain scalar.
@@ -144,7 +149,9 @@ fn core(text: &str) -> Core {
         "" | "~" | "null" | "Null" | "NULL" => return Core::Null,
         "true" | "True" | "TRUE" => return Core::Bool(true),
         "false" | "False" | "FALSE" => return Core::Bool(false),
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => return Core::Float(f64::INFINITY),
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" => {
+            return Core::Float(f64::INFINITY);
+        }
         "-.inf" | "-.Inf" | "-.INF" => return Core::Float(f64::NEG_INFINITY),
         ".nan" | ".NaN" | ".NAN" => return Core::Float(f64::NAN),
         _ => {}
@@ -229,9 +236,18 @@ mod tests {
                 "a:\n  b: 017",
                 "line 2: `017` is the integer 17 to a YAML 1.2 reader, but would be written back as 17.0",
             ),
-            ("a: !!binary aGk=", "line 1: `!!binary` is a tag that would be dropped"),
-            ("a: !foo bar", "line 1: `!foo` is a tag that would be dropped"),
-            ("a: !foo {b: c}", "line 1: `!foo` is a tag that would be dropped"),
+            (
+                "a: !!binary aGk=",
+                "line 1: `!!binary` is a tag that would be dropped",
+            ),
+            (
+                "a: !foo bar",
+                "line 1: `!foo` is a tag that would be dropped",
+            ),
+            (
+                "a: !foo {b: c}",
+                "line 1: `!foo` is a tag that would be dropped",
+            ),
             (
                 "a: tRUE",
                 "line 1: `tRUE` is the string \"tRUE\" to a YAML 1.2 reader, but would be written back as true",
