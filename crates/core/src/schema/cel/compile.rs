@@ -415,7 +415,7 @@ pub(super) fn meter(e: &mut IdedExpr) {
         })
     );
     let constant =
-        CONSTANT_CALLS.contains(&c.func_name.as_str()) && !(c.func_name == "of" && !namespaced);
+        (namespaced || c.func_name != "of") && CONSTANT_CALLS.contains(&c.func_name.as_str());
     if constant {
         wrap(e, SIZE_FN);
         return;
@@ -434,7 +434,7 @@ pub(super) fn meter(e: &mut IdedExpr) {
     };
     args.splice(0..0, [literal(e.id, &how)]);
     args.append(&mut c.args);
-    c.func_name = CALL_FN.to_owned();
+    CALL_FN.clone_into(&mut c.func_name);
     c.args = args;
 }
 
@@ -506,7 +506,7 @@ fn accumulate_in_place(c: &mut ComprehensionExpr) {
     let Some(accu_ident) = add.args.pop() else {
         return;
     };
-    add.func_name = ACC_PUSH.to_owned();
+    ACC_PUSH.clone_into(&mut add.func_name);
     add.args = vec![accu_ident];
     add.args.extend(elements);
     c.accu_init = call(c.accu_init.id, ACC_NEW, Vec::new());

@@ -812,7 +812,7 @@ fn timeout_detail(timeout: Duration) -> String {
 
 /// cel-go's wording for the runtime errors rules meet most.
 fn describe(e: &ExecutionError) -> String {
-    match e {
+    let mut text = match e {
         ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
         ExecutionError::DivisionByZero(_) => "division by zero".to_owned(),
         ExecutionError::RemainderByZero(_) => "modulus by zero".to_owned(),
@@ -827,8 +827,21 @@ fn describe(e: &ExecutionError) -> String {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" "),
+    };
+    // Errors quote the values they met, which may be as large as the budget allows.
+    if text.len() > MAX_ERROR_BYTES {
+        let mut end = MAX_ERROR_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
     }
+    text
 }
+
+/// The longest runtime error text kept in a field error.
+const MAX_ERROR_BYTES: usize = 1024;
 
 fn show_cel(v: &Cel) -> String {
     match v {
@@ -1435,6 +1448,14 @@ mod tests {
                 started.elapsed()
             );
         }
+        // An error quoting a large value is cut.
+        let got = verdict("{'a': 1}[lists.range(100000).map(i, 'x').join('')] == 1");
+        assert_eq!(got.len(), 1);
+        assert!(
+            got[0].len() < 1200 && got[0].contains('…'),
+            "{}",
+            got[0].len()
+        );
         // The results are the library's.
         assert!(
             verdict("'abc'.replace('', '-') == '-a-b-c-' && 'a,b'.split(',') == ['a', 'b']")

@@ -189,9 +189,7 @@ fn depths(c: &[char]) -> [usize; KINDS] {
                 {
                     let depth = done.close();
                     if let Some(parent) = frames.last_mut() {
-                        for k in 0..KINDS {
-                            parent.part_child[k] = parent.part_child[k].max(depth[k]);
-                        }
+                        raise(&mut parent.part_child, depth);
                     }
                 }
                 operand = true;
@@ -250,15 +248,17 @@ fn depths(c: &[char]) -> [usize; KINDS] {
     while let Some(done) = frames.pop() {
         let d = done.close();
         match frames.last_mut() {
-            Some(parent) => {
-                for k in 0..KINDS {
-                    parent.part_child[k] = parent.part_child[k].max(d[k]);
-                }
-            }
+            Some(parent) => raise(&mut parent.part_child, d),
             None => depth = d,
         }
     }
     depth
+}
+
+fn raise(into: &mut [usize; KINDS], from: [usize; KINDS]) {
+    for (a, b) in into.iter_mut().zip(from) {
+        *a = (*a).max(b);
+    }
 }
 
 /// The index after the string literal whose quote is at `i`.
