@@ -40,7 +40,8 @@ pub const MAX_CATALOG_FILE_BYTES: &str = "KRM_CATALOG_MAX_CATALOG_FILE_BYTES";
 /// Unpacked bytes per packed byte of an archive beyond 8 MiB of output (default 200, at
 /// least 1): real catalogs and binaries stay far below it, decompression bombs far above.
 pub const MAX_UNPACK_RATIO: &str = "KRM_CATALOG_MAX_UNPACK_RATIO";
-/// Seconds a run-mode function may take (default 300, at least 1).
+/// Seconds a run-mode function may take, and the CEL rules of one validation (default 300, at
+/// least 1).
 pub const FUNCTION_TIMEOUT: &str = "KRM_CATALOG_FUNCTION_TIMEOUT";
 /// Bytes of address space of a Starlark script's process, `krm-catalog-starlark` (default
 /// 512 MiB): the Starlark heap, its stack, the items it holds.

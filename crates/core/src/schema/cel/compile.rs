@@ -2,12 +2,15 @@
 //! `compileRule`, `validation.go` `ValidFieldPath`): each rule and `messageExpression` parsed,
 //! checked for what the `cel` interpreter cannot run, and metered; the compiled tree.
 //!
-//! Imports nothing of the folder.
+//! Imports `scan` (the size and nesting of an expression, checked before it is parsed).
 
 use kube_cel::cel::Program;
-use kube_cel::cel::common::ast::{CallExpr, EntryExpr, Expr, IdedExpr};
+use kube_cel::cel::common::ast::{
+    CallExpr, ComprehensionExpr, EntryExpr, Expr, IdedExpr, ListExpr, LiteralValue, operators,
+};
 use serde_json::Value;
 
+use super::scan;
 use crate::diagnostics::FieldPath;
 use crate::schema::structural::{SchemaProblem, Structural, quote};
 
@@ -16,6 +19,42 @@ pub(super) const STEP_FN: &str = "@krm_step";
 /// The allocation meter around every other call: one step plus a tenth of the size of what the
 /// call made (bytes of a string, elements of a list or map), as the apiserver charges.
 pub(super) const SIZE_FN: &str = "@krm_size";
+/// The guard around every call that may cost more than a step: `@krm_call('<how>', …)` with
+/// the call's target (if any) and arguments; it charges what the call will cost, from the
+/// values it is given, before making the call. `<how>` is `g:<function>` (a global call),
+/// `m:<function>` (a method: the first argument is the target) or `q:<name>:<function>` (a call
+/// on an identifier: a namespace such as `sets.` or a variable, as the interpreter decides).
+pub(super) const CALL_FN: &str = "@krm_call";
+/// `map` and `filter` build their result in place (cel-go appends to a mutable list; the `cel`
+/// interpreter's `accu + [x]` copies the whole list every step): a new accumulator, …
+pub(super) const ACC_NEW: &str = "@krm_acc";
+/// … one element appended, …
+pub(super) const ACC_PUSH: &str = "@krm_push";
+/// … and the list it holds.
+pub(super) const ACC_LIST: &str = "@krm_list";
+/// Calls that cost one step whatever their arguments (or decide which arguments to evaluate):
+/// not guarded.
+const CONSTANT_CALLS: [&str; 19] = [
+    operators::CONDITIONAL,
+    operators::LOGICAL_AND,
+    operators::LOGICAL_OR,
+    operators::LOGICAL_NOT,
+    operators::NEGATE,
+    operators::NOT_STRICTLY_FALSE,
+    operators::INDEX,
+    operators::OPT_INDEX,
+    operators::OPT_SELECT,
+    "size",
+    "hasValue",
+    "value",
+    "or",
+    "orValue",
+    "first",
+    "last",
+    "type",
+    "dyn",
+    "of",
+];
 /// Identifiers a rule may use besides `self`, `oldSelf` and comprehension variables: the CEL
 /// type denotations.
 pub(super) const TYPE_IDENTS: [&str; 11] = [
@@ -51,6 +90,56 @@ pub(super) struct Rule {
     pub(super) uses_old_self: bool,
     pub(super) field_path: FieldPath,
     pub(super) reason: Reason,
+}
+
+/// A program's tree is as deep as the expression nests: taken apart without recursion, so
+/// that dropping it needs no more stack on whichever thread drops it.
+impl Drop for Rule {
+    fn drop(&mut self) {
+        dismantle(std::mem::take(&mut self.program));
+        if let Some((_, e)) = self.message_expression.take() {
+            dismantle(e);
+        }
+    }
+}
+
+fn dismantle(e: IdedExpr) {
+    let mut stack = vec![e];
+    while let Some(mut e) = stack.pop() {
+        match &mut e.expr {
+            Expr::Call(c) => {
+                if let Some(t) = c.target.take() {
+                    stack.push(*t);
+                }
+                stack.append(&mut c.args);
+            }
+            Expr::Select(s) => stack.push(std::mem::take(&mut *s.operand)),
+            Expr::List(l) => stack.append(&mut l.elements),
+            Expr::Map(m) => {
+                for entry in &mut m.entries {
+                    match &mut entry.expr {
+                        EntryExpr::MapEntry(me) => {
+                            stack.push(std::mem::take(&mut me.key));
+                            stack.push(std::mem::take(&mut me.value));
+                        }
+                        EntryExpr::StructField(f) => stack.push(std::mem::take(&mut f.value)),
+                    }
+                }
+            }
+            Expr::Comprehension(c) => {
+                for part in [
+                    &mut c.iter_range,
+                    &mut c.accu_init,
+                    &mut c.loop_cond,
+                    &mut c.loop_step,
+                    &mut c.result,
+                ] {
+                    stack.push(std::mem::take(part));
+                }
+            }
+            Expr::Unspecified | Expr::Ident(_) | Expr::Literal(_) | Expr::Struct(_) => {}
+        }
+    }
 }
 
 /// The rules of one schema node and of the nodes below it that carry any.
@@ -201,8 +290,10 @@ pub(super) fn compile_rule(
     })
 }
 
-/// Parse, check what the interpreter cannot run, and insert the step meter.
+/// Check the size and nesting, parse, check what the interpreter cannot run, and insert the
+/// meters.
 pub(super) fn compile_expression(source: &str) -> Result<IdedExpr, String> {
+    scan::check(source)?;
     let program = Program::compile(source).map_err(|e| e.to_string().replace('\n', "; "))?;
     let mut expr = program.expression().clone();
     let mut bound = vec!["self".to_owned(), "oldSelf".to_owned()];
@@ -301,25 +392,126 @@ pub(super) fn references_ident(e: &IdedExpr, name: &str) -> bool {
     }
 }
 
-/// Route every comprehension step through [`STEP_FN`] and every other call's result through
-/// [`SIZE_FN`], so that both loops and what calls allocate are charged to the budget.
+/// Route every comprehension step through [`STEP_FN`], every call that may cost more than a
+/// step through [`CALL_FN`] and every other call's result through [`SIZE_FN`], so that loops,
+/// what calls compute and what they allocate are charged to the budget, before the work where
+/// the size is known from the arguments.
 pub(super) fn meter(e: &mut IdedExpr) {
+    if let Expr::Comprehension(c) = &mut e.expr {
+        accumulate_in_place(c);
+    }
     meter_children(e);
-    if matches!(e.expr, Expr::Call(_)) {
+    let Expr::Call(c) = &mut e.expr else {
+        return;
+    };
+    if c.func_name.starts_with("@krm") {
+        return;
+    }
+    let namespaced = matches!(
+        c.target.as_deref(),
+        Some(IdedExpr {
+            expr: Expr::Ident(_),
+            ..
+        })
+    );
+    let constant =
+        (namespaced || c.func_name != "of") && CONSTANT_CALLS.contains(&c.func_name.as_str());
+    if constant {
         wrap(e, SIZE_FN);
+        return;
+    }
+    let mut args = Vec::with_capacity(c.args.len() + 2);
+    let how = match c.target.take().map(|t| *t) {
+        None => format!("g:{}", c.func_name),
+        Some(IdedExpr {
+            expr: Expr::Ident(name),
+            ..
+        }) => format!("q:{name}:{}", c.func_name),
+        Some(target) => {
+            args.push(target);
+            format!("m:{}", c.func_name)
+        }
+    };
+    args.splice(0..0, [literal(e.id, &how)]);
+    args.append(&mut c.args);
+    CALL_FN.clone_into(&mut c.func_name);
+    c.args = args;
+}
+
+fn literal(id: u64, text: &str) -> IdedExpr {
+    IdedExpr {
+        id,
+        expr: Expr::Literal(LiteralValue::String(text.into())),
+    }
+}
+
+fn call(id: u64, func: &str, args: Vec<IdedExpr>) -> IdedExpr {
+    IdedExpr {
+        id,
+        expr: Expr::Call(CallExpr {
+            func_name: func.to_owned(),
+            target: None,
+            args,
+        }),
     }
 }
 
 fn wrap(e: &mut IdedExpr, func: &str) {
     let inner = std::mem::take(e);
-    *e = IdedExpr {
-        id: inner.id,
-        expr: Expr::Call(CallExpr {
-            func_name: func.to_owned(),
-            target: None,
-            args: vec![inner],
-        }),
+    *e = call(inner.id, func, vec![inner]);
+}
+
+/// The `map` and `filter` macros' comprehension (`@result` starts as `[]`, each step is
+/// `@result + [x]`, maybe under a condition, the result is `@result`) rewritten to append in
+/// place: [`ACC_NEW`], [`ACC_PUSH`], [`ACC_LIST`].
+fn accumulate_in_place(c: &mut ComprehensionExpr) {
+    let accu = c.accu_var.clone();
+    let is_accu = |e: &IdedExpr| matches!(&e.expr, Expr::Ident(n) if *n == accu);
+    let empty_init = matches!(&c.accu_init.expr, Expr::List(l) if l.elements.is_empty());
+    if accu != "@result" || !empty_init || !is_accu(&c.result) {
+        return;
+    }
+    let is_append = |e: &IdedExpr| match &e.expr {
+        Expr::Call(call) => {
+            call.func_name == operators::ADD
+                && call.target.is_none()
+                && call.args.len() == 2
+                && is_accu(&call.args[0])
+                && matches!(&call.args[1].expr, Expr::List(l) if l.elements.len() == 1 && l.optional_indices.is_empty())
+        }
+        _ => false,
     };
+    let filtered = match &c.loop_step.expr {
+        _ if is_append(&c.loop_step) => false,
+        Expr::Call(cond)
+            if cond.func_name == operators::CONDITIONAL
+                && cond.args.len() == 3
+                && is_append(&cond.args[1])
+                && is_accu(&cond.args[2]) =>
+        {
+            true
+        }
+        _ => return,
+    };
+    let append = match &mut c.loop_step.expr {
+        Expr::Call(cond) if filtered => &mut cond.args[1],
+        _ => &mut c.loop_step,
+    };
+    let Expr::Call(add) = &mut append.expr else {
+        return;
+    };
+    let Some(Expr::List(ListExpr { elements, .. })) = add.args.pop().map(|a| a.expr) else {
+        return;
+    };
+    let Some(accu_ident) = add.args.pop() else {
+        return;
+    };
+    ACC_PUSH.clone_into(&mut add.func_name);
+    add.args = vec![accu_ident];
+    add.args.extend(elements);
+    c.accu_init = call(c.accu_init.id, ACC_NEW, Vec::new());
+    let result = std::mem::take(&mut c.result);
+    c.result = call(result.id, ACC_LIST, vec![result]);
 }
 
 fn meter_children(e: &mut IdedExpr) {
@@ -350,8 +542,7 @@ fn meter_children(e: &mut IdedExpr) {
             meter(&mut c.iter_range);
             meter(&mut c.accu_init);
             meter(&mut c.loop_cond);
-            // The step itself (`accu + [x]` for `map`) is charged one step, not by the size of
-            // the growing accumulator, which would make `map` quadratic.
+            // The step itself is charged one step; what it calls is charged as any call.
             meter_children(&mut c.loop_step);
             wrap(&mut c.loop_step, STEP_FN);
             meter(&mut c.result);

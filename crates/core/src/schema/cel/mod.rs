@@ -6,31 +6,43 @@
 //! below). The interpreter is the `cel` crate with the Kubernetes CEL libraries of `kube-cel`
 //! (strings, lists, sets, regex, url, ip/cidr, quantity, semver, format, math, base64).
 //!
-//! Cost: the `cel` interpreter has no cost tracking, so every comprehension step (the loop of
-//! `all`, `exists`, `exists_one`, `map`, `filter`) is routed through a metering function
-//! inserted into the compiled program. A rule may take [`PER_CALL_LIMIT`] steps and one
-//! validation [`VALIDATION_BUDGET`] in all, the apiserver's `PerCallLimit` and
-//! `RuntimeCELCostBudget` numbers (our unit is one comprehension step, theirs a finer cost).
+//! Cost: the `cel` interpreter has no cost tracking, so metering functions are inserted into
+//! the compiled program: every comprehension step (the loop of `all`, `exists`, `exists_one`,
+//! `map`, `filter`) costs one, and every call is charged, before it runs, for what it will
+//! do from the values it is given (one per ten bytes or elements it reads, what it allocates,
+//! the product of the sizes for the quadratic ones such as `distinct()` and `sets.*`); see
+//! [`call_cost`]. A rule may cost [`PER_CALL_LIMIT`] and one validation [`VALIDATION_BUDGET`]
+//! in all, the apiserver's `PerCallLimit` and `RuntimeCELCostBudget` numbers; a validation also
+//! stops at the function timeout (`KRM_CATALOG_FUNCTION_TIMEOUT`), checked at every charge.
 //!
-//! Files: `compile` (rules → metered programs, `fieldPath`s), `value` (JSON → CEL values), this
-//! one (evaluation, budgets, field errors); `compile` and `value` import nothing of the folder.
+//! Stack: an expression's nesting is limited before it is parsed (`scan`), and rules are
+//! compiled and evaluated on a thread with a stack of [`STACK_BYTES`], which the deepest
+//! expression the limits allow fits in.
+//!
+//! Files: `scan` (size and nesting of the source), `compile` (rules → metered programs,
+//! `fieldPath`s), `value` (JSON → CEL values), this one (evaluation, budgets, field errors);
+//! `scan` and `value` import nothing of the folder, `compile` imports `scan`.
 //!
 //! Imports `structural`, `duration` (in `value`) and `validate` (the rendering of a value in a
 //! message).
 
 mod compile;
+mod scan;
 mod value;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use kube_cel::KubeCelExt;
-use kube_cel::cel::common::ast::IdedExpr;
-use kube_cel::cel::extractors::This;
-use kube_cel::cel::{Context, ExecutionError, Program, Value as Cel};
+use kube_cel::cel::common::ast::{CallExpr, Expr, IdedExpr, LiteralValue};
+use kube_cel::cel::objects::{Key, Opaque};
+use kube_cel::cel::{Context, ExecutionError, FunctionContext, ResolveResult, Value as Cel};
 use serde_json::Value;
 
-use compile::{Node, Reason, SIZE_FN, STEP_FN, TYPE_IDENTS, compile_node};
+use compile::{
+    ACC_LIST, ACC_NEW, ACC_PUSH, CALL_FN, Node, Reason, SIZE_FN, STEP_FN, TYPE_IDENTS, compile_node,
+};
 use value::{to_cel, type_name};
 
 use super::structural::{FieldError, SchemaProblem, Structural, quote};
@@ -42,6 +54,29 @@ pub const PER_CALL_LIMIT: u64 = 1_000_000;
 pub const VALIDATION_BUDGET: u64 = 10_000_000;
 /// apiserver `celconfig.MaxEvaluatedMessageExpressionSizeBytes`.
 const MAX_MESSAGE_BYTES: usize = 5 * 1024;
+/// The stack of the thread that compiles and evaluates rules: the deepest expression the
+/// nesting limits allow (`issue15_h1_deep_chains_are_refused_when_compiled`) needs between 16
+/// and 64 MiB in a debug build and a fraction of that in a release build (address space;
+/// only what an evaluation reaches is touched).
+const STACK_BYTES: usize = if cfg!(debug_assertions) {
+    256 << 20
+} else {
+    64 << 20
+};
+
+/// Run `f` on a thread with a stack of [`STACK_BYTES`].
+fn on_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Result<T, String> {
+    std::thread::scope(|scope| {
+        let handle = std::thread::Builder::new()
+            .name("cel".to_owned())
+            .stack_size(STACK_BYTES)
+            .spawn_scoped(scope, f)
+            .map_err(|e| format!("cannot start the CEL thread: {e}"))?;
+        handle
+            .join()
+            .map_err(|_| "the CEL thread panicked".to_owned())
+    })
+}
 
 /// The compiled `x-kubernetes-validations` of a whole schema.
 #[derive(Debug)]
@@ -59,28 +94,51 @@ impl CelRules {
         raw: &Value,
         structural: &Structural,
     ) -> Result<Option<CelRules>, Vec<SchemaProblem>> {
-        let mut problems = Vec::new();
-        let root = compile_node(raw, structural, &FieldPath::root(), &mut problems);
+        let compiled = on_big_stack(|| {
+            let mut problems = Vec::new();
+            let root = compile_node(raw, structural, &FieldPath::root(), &mut problems);
+            (root, problems)
+        });
+        let (root, problems) = compiled.map_err(|message| {
+            vec![SchemaProblem {
+                path: FieldPath::root(),
+                message,
+            }]
+        })?;
         if !problems.is_empty() {
             return Err(problems);
         }
         Ok((!root.is_empty()).then_some(CelRules { root }))
     }
 
-    /// Evaluate the rules on `instance`, with the default budgets.
+    /// Evaluate the rules on `instance`, with the default budgets and the function timeout.
     #[must_use]
     pub fn validate(&self, structural: &Structural, instance: &Value) -> Vec<FieldError> {
-        self.validate_with_limits(structural, instance, PER_CALL_LIMIT, VALIDATION_BUDGET)
+        let limits = Limits {
+            per_call: PER_CALL_LIMIT,
+            budget: VALIDATION_BUDGET,
+            timeout: crate::env::function_timeout(),
+        };
+        on_big_stack(|| self.validate_with_limits(structural, instance, limits)).unwrap_or_else(
+            |message| {
+                vec![FieldError {
+                    path: FieldPath::root(),
+                    message: format!("Invalid value: {message}"),
+                }]
+            },
+        )
     }
 
     fn validate_with_limits(
         &self,
         structural: &Structural,
         instance: &Value,
-        per_call: u64,
-        budget: u64,
+        limits: Limits,
     ) -> Vec<FieldError> {
-        let meter = Arc::new(Meter::default());
+        let meter = Arc::new(Meter {
+            deadline: Instant::now().checked_add(limits.timeout),
+            ..Meter::default()
+        });
         let mut ctx = Context::default();
         ctx.register_all();
         // The `cel` interpreter has no `type()` or type values: a type is its name here, so
@@ -102,46 +160,31 @@ impl CelRules {
             m.charge(1 + size_of(&v) / 10)?;
             Ok(v)
         });
-        // `lists.range(n)` would allocate n elements before any meter saw them: charge first.
         let m = Arc::clone(&meter);
+        ctx.add_function(CALL_FN, move |ftx: &FunctionContext| -> ResolveResult {
+            guarded_call(&m, ftx)
+        });
+        ctx.add_function(ACC_NEW, || -> Result<Cel, ExecutionError> {
+            Ok(Cel::Opaque(Arc::new(Accumulator::default())))
+        });
         ctx.add_function(
-            "lists.range",
-            move |n: i64| -> Result<Cel, ExecutionError> {
-                let Ok(len) = u64::try_from(n) else {
-                    return Err(ExecutionError::function_error(
-                        "lists.range",
-                        "range argument must be non-negative",
-                    ));
-                };
-                m.charge(len)?;
-                Ok(Cel::List(Arc::new((0..n).map(Cel::Int).collect())))
+            ACC_PUSH,
+            |acc: Cel, x: Cel| -> Result<Cel, ExecutionError> {
+                accumulator(&acc)?.push(x);
+                Ok(acc)
             },
         );
-        // `'%.Nf'.format(...)` would allocate N digits: refuse precisions no message needs,
-        // then format with the library's own function.
-        ctx.add_function(
-            "format",
-            |This(f): This<Arc<String>>, args: Cel| -> Result<Cel, ExecutionError> {
-                if max_precision(&f) > MAX_FORMAT_PRECISION {
-                    return Err(ExecutionError::function_error(
-                        "format",
-                        format!("precision over {MAX_FORMAT_PRECISION} is not supported"),
-                    ));
-                }
-                let mut inner = Context::default();
-                inner.register_all();
-                inner.add_variable_from_value("f", Cel::String(f));
-                inner.add_variable_from_value("a", args);
-                Program::compile("f.format(a)")
-                    .map_err(|e| ExecutionError::function_error("format", e.to_string()))?
-                    .execute(&inner)
-            },
-        );
+        ctx.add_function(ACC_LIST, |acc: Cel| -> Result<Cel, ExecutionError> {
+            Ok(Cel::List(Arc::new(std::mem::take(&mut *accumulator(
+                &acc,
+            )?))))
+        });
         let mut run = Run {
             ctx,
             meter,
-            per_call,
-            remaining: budget,
+            per_call: limits.per_call,
+            timeout: limits.timeout,
+            remaining: limits.budget,
             out: Vec::new(),
             stopped: false,
         };
@@ -150,15 +193,32 @@ impl CelRules {
     }
 }
 
-/// Steps taken by the current call, and its limit.
+/// The limits of one validation.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    per_call: u64,
+    budget: u64,
+    timeout: Duration,
+}
+
+/// Cost charged to the current call, its limit, and the validation's deadline.
 #[derive(Debug, Default)]
 struct Meter {
     used: AtomicU64,
     limit: AtomicU64,
+    deadline: Option<Instant>,
+    timed_out: AtomicBool,
 }
 
 impl Meter {
     fn charge(&self, steps: u64) -> Result<(), ExecutionError> {
+        if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            self.timed_out.store(true, Ordering::Relaxed);
+            return Err(ExecutionError::function_error(
+                STEP_FN,
+                "operation interrupted",
+            ));
+        }
         let used = self
             .used
             .fetch_add(steps, Ordering::Relaxed)
@@ -172,6 +232,318 @@ impl Meter {
             Ok(())
         }
     }
+
+    /// What the current call may still cost.
+    fn left(&self) -> u64 {
+        self.limit
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.used.load(Ordering::Relaxed))
+    }
+}
+
+/// The in-place result of a `map` or `filter` (see `compile::ACC_NEW`). Rules cannot name it.
+#[derive(Debug, Default)]
+struct Accumulator(Mutex<Vec<Cel>>);
+
+impl PartialEq for Accumulator {
+    fn eq(&self, other: &Self) -> bool {
+        std::ptr::eq(self, other)
+    }
+}
+
+impl Eq for Accumulator {}
+
+impl Opaque for Accumulator {
+    fn runtime_type_name(&self) -> &'static str {
+        "krm.accumulator"
+    }
+}
+
+fn accumulator(acc: &Cel) -> Result<std::sync::MutexGuard<'_, Vec<Cel>>, ExecutionError> {
+    let list = match acc {
+        Cel::Opaque(o) => o.downcast_ref::<Accumulator>(),
+        _ => None,
+    };
+    list.and_then(|a| a.0.lock().ok())
+        .ok_or_else(|| ExecutionError::function_error(ACC_PUSH, "not an accumulator"))
+}
+
+/// [`CALL_FN`]: evaluate the call's target and arguments, charge what the call will cost, then
+/// make it with those values (bound to names no rule can write).
+fn guarded_call(meter: &Meter, ftx: &FunctionContext) -> ResolveResult {
+    let bad = || ExecutionError::function_error(CALL_FN, "malformed call");
+    let (how, rest) = ftx.args.split_first().ok_or_else(bad)?;
+    let Expr::Literal(LiteralValue::String(how)) = &how.expr else {
+        return Err(bad());
+    };
+    let mut values = Vec::with_capacity(rest.len());
+    for a in rest {
+        values.push(Cel::resolve(a, ftx.ptx)?);
+    }
+    let ident = |name: &str| IdedExpr {
+        id: 0,
+        expr: Expr::Ident(name.to_owned()),
+    };
+    let (func, target, this, args) = match how.inner().split_once(':') {
+        Some(("g", f)) => (f, None, None, &values[..]),
+        Some(("m", f)) => {
+            let (this, args) = values.split_first().ok_or_else(bad)?;
+            (f, Some(ident("@t")), Some(this.clone()), args)
+        }
+        Some(("q", nf)) => {
+            let (name, f) = nf.split_once(':').ok_or_else(bad)?;
+            // A variable (`self.lowerAscii()`) is charged like a target; a namespace is none.
+            let this = Cel::resolve(&ident(name), ftx.ptx).ok();
+            (f, Some(ident(name)), this, &values[..])
+        }
+        _ => return Err(bad()),
+    };
+    meter.charge(call_cost(func, this.as_ref(), args, meter.left())?)?;
+    let mut scope = ftx.ptx.new_inner_scope();
+    if how.inner().starts_with("m:")
+        && let Some(t) = this
+    {
+        scope.add_variable_from_value("@t", t);
+    }
+    let mut arg_exprs = Vec::with_capacity(args.len());
+    for (i, v) in args.iter().enumerate() {
+        let name = format!("@{i}");
+        arg_exprs.push(ident(&name));
+        scope.add_variable_from_value(name, v.clone());
+    }
+    let call = IdedExpr {
+        id: 0,
+        expr: Expr::Call(CallExpr {
+            func_name: func.to_owned(),
+            target: target.map(Box::new),
+            args: arg_exprs,
+        }),
+    };
+    Cel::resolve(&call, &scope)
+}
+
+/// What a call costs, from its target and arguments, before it runs: one, plus a tenth of
+/// every byte, element and entry it is given (it may read them all), plus what it builds and
+/// what it does beyond one pass (see the match below). `left` is what the call may still
+/// cost: walks over the values stop past it.
+fn call_cost(
+    func: &str,
+    this: Option<&Cel>,
+    args: &[Cel],
+    left: u64,
+) -> Result<u64, ExecutionError> {
+    let cap = left.saturating_add(1).saturating_mul(10);
+    let deep = |v: &Cel| deep_size(v, cap);
+    let read = this
+        .into_iter()
+        .chain(args)
+        .fold(0u64, |sum, v| sum.saturating_add(deep(v)));
+    let subject = this.or(args.first());
+    let text = |v: Option<&Cel>| match v {
+        Some(Cel::String(s)) => Some(s.clone()),
+        _ => None,
+    };
+    let len = |v: Option<&Cel>| match v {
+        Some(Cel::String(s)) => as_u64(s.len()),
+        Some(Cel::Bytes(b)) => as_u64(b.len()),
+        Some(Cel::List(l)) => as_u64(l.len()),
+        _ => 0,
+    };
+    let int = |v: Option<&Cel>| match v {
+        Some(Cel::Int(n)) => Some(*n),
+        _ => None,
+    };
+    // `extra` is in bytes (charged a tenth) and `elements` in list elements (charged one each).
+    let (mut extra, mut elements) = (0u64, 0u64);
+    match func {
+        // The result's size, counted before it is built.
+        "replace" => {
+            if let (Some(s), Some(from), Some(to)) =
+                (text(subject), text(args.first()), text(args.get(1)))
+            {
+                let found = if from.is_empty() {
+                    as_u64(s.chars().count()) + 1
+                } else {
+                    as_u64(s.matches(from.as_str()).count())
+                };
+                let times = match int(args.get(2)) {
+                    Some(n) => found.min(u64::try_from(n).unwrap_or(0)),
+                    None => found,
+                };
+                let grow = as_u64(to.len()).saturating_sub(as_u64(from.len()));
+                extra = as_u64(s.len()).saturating_add(times.saturating_mul(grow));
+            }
+        }
+        "split" => {
+            if let (Some(s), Some(sep)) = (text(subject), text(args.first())) {
+                let parts = if sep.is_empty() {
+                    as_u64(s.chars().count()) + 2
+                } else {
+                    as_u64(s.matches(sep.as_str()).count()) + 1
+                };
+                elements = match int(args.get(1)) {
+                    Some(n) if n >= 0 => parts.min(u64::try_from(n).unwrap_or(0)),
+                    _ => parts,
+                };
+                extra = as_u64(s.len());
+            }
+        }
+        "join" => {
+            if let Some(Cel::List(l)) = subject {
+                let sep = len(args.first());
+                extra = l.iter().fold(0u64, |sum, v| {
+                    sum.saturating_add(match v {
+                        Cel::String(s) => as_u64(s.len()),
+                        other => render_bound(other, cap),
+                    })
+                });
+                extra = extra.saturating_add(sep.saturating_mul(as_u64(l.len())));
+            }
+        }
+        "format" => {
+            if let Some(f) = text(subject) {
+                let precision = max_precision(&f);
+                if precision > MAX_FORMAT_PRECISION {
+                    return Err(ExecutionError::function_error(
+                        "format",
+                        format!("precision over {MAX_FORMAT_PRECISION} is not supported"),
+                    ));
+                }
+                let verbs = as_u64(f.matches('%').count());
+                extra = as_u64(f.len())
+                    .saturating_add(args.first().map_or(0, |a| render_bound(a, cap)))
+                    .saturating_add(verbs.saturating_mul(as_u64(precision) + 400));
+            }
+        }
+        "quote" | "escapeKey" => extra = 2 * len(subject) + 2,
+        "encode" => extra = len(subject).saturating_mul(4) / 3 + 4,
+        "lowerAscii" | "upperAscii" | "trim" | "reverse" | "string" | "decode" => {
+            extra = len(subject);
+        }
+        // `charAt`, `substring` and `indexOf` copy the string into characters (4 bytes each);
+        // a string `indexOf` compares at every position.
+        "charAt" | "substring" => extra = len(subject).saturating_mul(4),
+        "indexOf" | "lastIndexOf" => {
+            if let (Some(s), Some(sub)) = (text(subject), text(args.first())) {
+                extra = as_u64(s.len())
+                    .saturating_mul(4)
+                    .saturating_add(as_u64(s.len()).saturating_mul(as_u64(sub.len())));
+            }
+        }
+        "matches" | "find" | "findAll" => {
+            let (s, re) = match this {
+                Some(t) => (Some(t), args.first()),
+                None => (args.first(), args.get(1)),
+            };
+            extra = len(s)
+                .saturating_add(1)
+                .saturating_mul(len(re).saturating_add(1));
+        }
+        "_+_" => match (args.first(), args.get(1)) {
+            (Some(Cel::List(a)), Some(Cel::List(b))) => {
+                elements = as_u64(a.len()).saturating_add(as_u64(b.len()));
+            }
+            (a @ Some(Cel::String(_)), b @ Some(Cel::String(_))) => {
+                extra = len(a).saturating_add(len(b));
+            }
+            _ => {}
+        },
+        "range" => elements = int(args.first()).map_or(0, |n| u64::try_from(n).unwrap_or(0)),
+        "flatten" | "slice" => elements = subject.map_or(0, deep),
+        "sort" => {
+            let n = len(subject);
+            let rounds = u64::from(64 - n.leading_zeros());
+            extra = subject.map_or(0, deep).saturating_mul(rounds);
+            elements = n;
+        }
+        // Each element compared with the others (kube-cel compares pairs).
+        "distinct" => {
+            let d = subject.map_or(0, deep);
+            extra = d.saturating_mul(d);
+            elements = len(subject);
+        }
+        "contains" | "equivalent" | "intersects" if this.is_none() => {
+            let (a, b) = (args.first().map_or(0, deep), args.get(1).map_or(0, deep));
+            extra = a.saturating_mul(b).saturating_mul(2);
+        }
+        _ => {}
+    }
+    Ok(1u64
+        .saturating_add(read / 10)
+        .saturating_add(extra / 10)
+        .saturating_add(elements))
+}
+
+fn as_u64(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+/// Bytes of strings and bytes, elements of lists and entries of maps in `v`, all levels, each
+/// time a shared value is met; the walk stops once past `cap`.
+fn deep_size(v: &Cel, cap: u64) -> u64 {
+    let mut total = 0u64;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Cel::String(s) => total = total.saturating_add(as_u64(s.len())),
+            Cel::Bytes(b) => total = total.saturating_add(as_u64(b.len())),
+            Cel::List(l) => {
+                total = total.saturating_add(as_u64(l.len()));
+                stack.extend(l.iter().filter(|x| is_sized(x)));
+            }
+            Cel::Map(m) => {
+                total = total.saturating_add(as_u64(m.map.len()));
+                for (k, x) in m.map.iter() {
+                    if let Key::String(s) = k {
+                        total = total.saturating_add(as_u64(s.len()));
+                    }
+                    if is_sized(x) {
+                        stack.push(x);
+                    }
+                }
+            }
+            _ => {}
+        }
+        if total > cap {
+            break;
+        }
+    }
+    total
+}
+
+fn is_sized(v: &Cel) -> bool {
+    matches!(
+        v,
+        Cel::String(_) | Cel::Bytes(_) | Cel::List(_) | Cel::Map(_)
+    )
+}
+
+/// An upper bound of the text that printing `v` (`format`'s `%s`, `join` of a non-string)
+/// makes: strings escaped (up to 10 bytes a byte), 40 bytes for every other value.
+fn render_bound(v: &Cel, cap: u64) -> u64 {
+    let mut total = 0u64;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        total = total.saturating_add(40);
+        match v {
+            Cel::String(s) => total = total.saturating_add(as_u64(s.len()).saturating_mul(10)),
+            Cel::Bytes(b) => total = total.saturating_add(as_u64(b.len()).saturating_mul(10)),
+            Cel::List(l) => stack.extend(l.iter()),
+            Cel::Map(m) => {
+                for (k, x) in m.map.iter() {
+                    if let Key::String(s) = k {
+                        total = total.saturating_add(as_u64(s.len()).saturating_mul(10));
+                    }
+                    stack.push(x);
+                }
+            }
+            _ => {}
+        }
+        if total > cap.saturating_mul(10) {
+            break;
+        }
+    }
+    total
 }
 
 /// Largest `format` precision allowed (`%.Nf`).
@@ -211,6 +583,7 @@ struct Run<'c> {
     ctx: Context<'c>,
     meter: Arc<Meter>,
     per_call: u64,
+    timeout: Duration,
     remaining: u64,
     out: Vec<FieldError>,
     /// Set once the budget is gone (upstream returns `remainingBudget < 0`).
@@ -225,6 +598,8 @@ enum Outcome {
     CallLimit,
     /// The validation budget was reached.
     Budget,
+    /// The deadline passed.
+    Timeout,
 }
 
 impl Run<'_> {
@@ -328,6 +703,14 @@ impl Run<'_> {
                     stop = true;
                     break;
                 }
+                Outcome::Timeout => {
+                    errs.push(invalid_type(format!(
+                        "'operation interrupted': {} for rule: {detail_rule}",
+                        timeout_detail(self.timeout)
+                    )));
+                    stop = true;
+                    break;
+                }
             }
             let at = path.join(&rule.field_path);
             let mut detail = None;
@@ -348,6 +731,14 @@ impl Run<'_> {
                     }
                     Outcome::Budget => {
                         errs.push(FieldError::new(at, format!("Invalid value: {type_}: messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run")));
+                        stop = true;
+                        break;
+                    }
+                    Outcome::Timeout => {
+                        errs.push(FieldError {
+                            path: at,
+                            message: format!("Invalid value: {type_}: 'operation interrupted': {} for messageExpression: {}", timeout_detail(self.timeout), quote(src)),
+                        });
                         stop = true;
                         break;
                     }
@@ -382,6 +773,9 @@ impl Eval<'_> {
         self.meter.used.store(0, Ordering::Relaxed);
         self.meter.limit.store(limit, Ordering::Relaxed);
         let result = Cel::resolve(expr, scope);
+        if self.meter.timed_out.load(Ordering::Relaxed) {
+            return Outcome::Timeout;
+        }
         // Evaluating costs at least one step, so that a budget bounds rules on every list item.
         let used = self.meter.used.load(Ordering::Relaxed).max(1);
         if used > limit {
@@ -400,9 +794,18 @@ impl Eval<'_> {
     }
 }
 
+/// Why a validation was interrupted.
+fn timeout_detail(timeout: Duration) -> String {
+    format!(
+        "no further validation rules will be run due to the function timeout of {} seconds ({})",
+        timeout.as_secs(),
+        crate::env::FUNCTION_TIMEOUT
+    )
+}
+
 /// cel-go's wording for the runtime errors rules meet most.
 fn describe(e: &ExecutionError) -> String {
-    match e {
+    let mut text = match e {
         ExecutionError::NoSuchKey(k) => format!("no such key: {k}"),
         ExecutionError::DivisionByZero(_) => "division by zero".to_owned(),
         ExecutionError::RemainderByZero(_) => "modulus by zero".to_owned(),
@@ -417,8 +820,21 @@ fn describe(e: &ExecutionError) -> String {
             .split_whitespace()
             .collect::<Vec<_>>()
             .join(" "),
+    };
+    // Errors quote the values they met, which may be as large as the budget allows.
+    if text.len() > MAX_ERROR_BYTES {
+        let mut end = MAX_ERROR_BYTES;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
     }
+    text
 }
+
+/// The longest runtime error text kept in a field error.
+const MAX_ERROR_BYTES: usize = 1024;
 
 fn show_cel(v: &Cel) -> String {
     match v {
@@ -481,6 +897,14 @@ mod tests {
             .iter()
             .map(ToString::to_string)
             .collect()
+    }
+
+    fn limits(per_call: u64, budget: u64) -> Limits {
+        Limits {
+            per_call,
+            budget,
+            timeout: Duration::from_secs(300),
+        }
     }
 
     fn obj(props: Value, rules: Value) -> Value {
@@ -690,7 +1114,7 @@ mod tests {
         let big = json!({"l": (0..200).collect::<Vec<i64>>()});
         // 200^3 = 8,000,000 steps: over the per-call limit of 1,000,000.
         let got: Vec<String> = r
-            .validate_with_limits(&s, &big, 10_000, 100_000)
+            .validate_with_limits(&s, &big, limits(10_000, 100_000))
             .iter()
             .map(ToString::to_string)
             .collect();
@@ -705,7 +1129,7 @@ mod tests {
             "items": {"type": "integer", "x-kubernetes-validations": [{"rule": "self >= 0"}]}}}});
         let (s, r) = rules(&items);
         let got: Vec<String> = r
-            .validate_with_limits(&s, &big, 10_000, 50)
+            .validate_with_limits(&s, &big, limits(10_000, 50))
             .iter()
             .map(ToString::to_string)
             .collect();
@@ -859,5 +1283,263 @@ mod tests {
             )
             .is_empty()
         );
+    }
+
+    /// The one error of a schema whose only rule is `rule`, evaluated on `{s: "héllo", l: [3, 1, 2]}`.
+    fn verdict(rule: &str) -> Vec<String> {
+        let schema = json!({"type": "object", "properties": {"s": {"type": "string"},
+            "l": {"type": "array", "items": {"type": "integer"}}},
+            "x-kubernetes-validations": [{"rule": rule}]});
+        errors(&schema, &json!({"s": "héllo", "l": [3, 1, 2]}))
+    }
+
+    fn rule_problems(rule: &str) -> Vec<String> {
+        compile_problems(&json!({"type": "object", "x-kubernetes-validations": [{"rule": rule}]}))
+    }
+
+    #[test]
+    fn issue15_h1_deep_chains_are_refused_when_compiled() {
+        let started = Instant::now();
+        assert_eq!(
+            rule_problems(&format!("1{} > 0", " + 1".repeat(5000))),
+            [
+                "x-kubernetes-validations[0].rule: compilation failed: expression recursion limit exceeded: 250 (5000 arithmetic operators (`+`, `-`, `*`, `/`, `%`) in a chain)"
+            ]
+        );
+        assert_eq!(
+            rule_problems(&format!("'A'{}.size() > 0", ".lowerAscii()".repeat(5000))),
+            [
+                "x-kubernetes-validations[0].rule: compilation failed: expression recursion limit exceeded: 250 (5001 selections, calls and indexes (`.f()`, `.x`, `[i]`) in a chain)"
+            ]
+        );
+        assert_eq!(
+            rule_problems(&format!("{}true{}", "(".repeat(200), ")".repeat(200))),
+            [
+                "x-kubernetes-validations[0].rule: compilation failed: expression recursion limit exceeded: 96 (200 brackets, calls and conditionals inside each other)"
+            ]
+        );
+        assert_eq!(
+            rule_problems(&format!("1{} == 1", " == 1".repeat(300))),
+            [
+                "x-kubernetes-validations[0].rule: compilation failed: expression recursion limit exceeded: 250 (301 comparisons (`==`, `<`, `in`, …) in a chain)"
+            ]
+        );
+        assert_eq!(
+            rule_problems(&"x".repeat(100_001)),
+            [
+                "x-kubernetes-validations[0].rule: compilation failed: expression code point size exceeds limit: size: 100001, limit 100000"
+            ]
+        );
+        // What the apiserver accepts compiles and evaluates, the deepest of every kind at once.
+        assert!(verdict(&format!("1{} == 249", " + 1".repeat(248))).is_empty());
+        assert_eq!(
+            verdict(
+                &format!("self.s{}.size() == 5", ".lowerAscii()".repeat(244))
+                    .replace("== 5", "== self.s.size()")
+            ),
+            Vec::<String>::new()
+        );
+        assert!(verdict(&format!("true{}", " == true".repeat(247))).is_empty());
+        let deepest = format!(
+            "{}self.s{} {}{}",
+            "(".repeat(90),
+            ".lowerAscii()".repeat(150),
+            "+ 'x' ".repeat(150),
+            ")".repeat(90)
+        );
+        assert!(verdict(&format!("{deepest}.size() > 0{}", " == true".repeat(150))).is_empty());
+        let conditions = format!("{}{}", "true ? 1 : ".repeat(90), "0");
+        assert!(verdict(&format!("({conditions}) == 1")).is_empty());
+        // A long `&&` chain is balanced by the parser: not limited.
+        assert!(verdict(&format!("true{}", " && true".repeat(5000))).is_empty());
+        assert!(started.elapsed() < Duration::from_secs(60));
+    }
+
+    #[test]
+    fn issue15_h2_lists_built_by_map_are_linear_and_quadratic_calls_are_charged_as_such() {
+        let started = Instant::now();
+        // `map` and `filter` append in place: 80,000 steps take well under a second.
+        assert!(verdict("lists.range(80000).map(i, 1).size() == 80000").is_empty());
+        assert!(verdict("lists.range(80000).filter(i, i % 2 == 0).size() == 40000").is_empty());
+        assert!(
+            verdict(
+                "lists.range(3).map(i, lists.range(2).map(j, i * j)) == [[0, 0], [0, 1], [0, 2]]"
+            )
+            .is_empty()
+        );
+        assert!(verdict("self.l.map(x, x * 2).filter(y, y > 2) == [6, 4]").is_empty());
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+        for rule in [
+            "lists.range(20000).distinct().size() > 0",
+            "sets.equivalent(lists.range(20000), lists.range(20000))",
+            "sets.contains(lists.range(20000), lists.range(20000))",
+            "lists.range(200000).map(i, 'abcdefghij').sort().size() > 0",
+            "lists.range(300).map(i, lists.range(3000)).flatten().size() > 0",
+        ] {
+            let started = Instant::now();
+            assert_eq!(
+                verdict(rule),
+                [format!(
+                    "Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {rule}"
+                )]
+            );
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{rule}: {:?}",
+                started.elapsed()
+            );
+        }
+        // Within the limit, they run.
+        assert!(verdict("lists.range(1000).distinct().size() == 1000").is_empty());
+        assert!(verdict("sets.equivalent(lists.range(1000), lists.range(1000))").is_empty());
+        // The function timeout stops a validation at the next charge.
+        let schema = obj(json!({}), json!([{"rule": "lists.range(10).all(i, true)"}]));
+        let (s, r) = rules(&schema);
+        let zero = Limits {
+            timeout: Duration::ZERO,
+            ..limits(PER_CALL_LIMIT, VALIDATION_BUDGET)
+        };
+        assert_eq!(
+            r.validate_with_limits(&s, &json!({}), zero)
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            [
+                "Invalid value: \"object\": 'operation interrupted': no further validation rules will be run due to the function timeout of 0 seconds (KRM_CATALOG_FUNCTION_TIMEOUT) for rule: lists.range(10).all(i, true)"
+            ]
+        );
+    }
+
+    #[test]
+    fn issue15_h3_growing_calls_are_charged_before_they_allocate() {
+        let l = "x".repeat(230);
+        for rule in [
+            format!(
+                "(('{l}'.replace('', '{l}')).replace('', '{l}'.replace('', '{l}'))).size() > 0"
+            ),
+            format!("lists.range(1000).map(i, '{l}').join('{l}'.replace('', '{l}')).size() > 0"),
+            format!("'%s%s'.format([lists.range(5000).map(i, '{l}'), 1]).size() > 0"),
+            format!(
+                "lists.range(20).map(i, '{l}'.replace('', '{l}')).join('').split('').size() > 0"
+            ),
+            format!("lists.range(100).map(i, '{l}'.replace('', '{l}')).map(s, s + s).size() > 0"),
+        ] {
+            let started = Instant::now();
+            assert_eq!(
+                verdict(&rule),
+                [format!(
+                    "Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: {rule}"
+                )]
+            );
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "{rule}: {:?}",
+                started.elapsed()
+            );
+        }
+        // An error quoting a large value is cut.
+        let got = verdict("{'a': 1}[lists.range(100000).map(i, 'x').join('')] == 1");
+        assert_eq!(got.len(), 1);
+        assert!(
+            got[0].len() < 1200 && got[0].contains('…'),
+            "{}",
+            got[0].len()
+        );
+        // The results are the library's.
+        assert!(
+            verdict("'abc'.replace('', '-') == '-a-b-c-' && 'a,b'.split(',') == ['a', 'b']")
+                .is_empty()
+        );
+        assert!(
+            verdict("['a', 'b'].join('-') == 'a-b' && '%s=%d'.format(['x', 3]) == 'x=3'")
+                .is_empty()
+        );
+        assert!(
+            verdict("'aaa'.replace('a', 'bb', 2) == 'bbbba' && self.s.upperAscii() == 'HéLLO'")
+                .is_empty()
+        );
+        assert!(verdict("sets.contains(self.l, [1]) && self.l.sort() == [1, 2, 3] && math.greatest(self.l) == 3").is_empty());
+    }
+
+    use proptest::prelude::*;
+
+    /// Random expressions of random depth and width, from pieces that are cheap, deep, wide,
+    /// quadratic or growing, well-typed or not.
+    fn expression() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("1".to_owned()),
+            Just("'ab'".to_owned()),
+            Just("self.s".to_owned()),
+            Just("self.l".to_owned()),
+            Just("[1, 'a']".to_owned()),
+            Just("lists.range(50)".to_owned()),
+            Just("true".to_owned()),
+        ];
+        leaf.prop_recursive(6, 64, 4, |inner| {
+            prop_oneof![
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("{a} + {b}")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}) == ({b})")),
+                (inner.clone(), inner.clone(), inner.clone())
+                    .prop_map(|(a, b, c)| format!("{a} ? {b} : {c}")),
+                inner.clone().prop_map(|a| format!("({a}).lowerAscii()")),
+                inner.clone().prop_map(|a| format!("({a}).size()")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("[{a}, {b}]")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}).map(x, {b})")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}).all(x, {b})")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}).replace('', {b})")),
+                (inner.clone(), inner.clone()).prop_map(|(a, b)| format!("({a}).join({b})")),
+                inner.clone().prop_map(|a| format!("({a}).distinct()")),
+                inner.clone().prop_map(|a| format!("({a}).split('')")),
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, b)| format!("sets.equivalent({a}, {b})")),
+                (inner.clone(), inner.clone())
+                    .prop_map(|(a, b)| format!("'%s%s'.format([{a}, {b}])")),
+                inner
+                    .clone()
+                    .prop_map(|a| format!("lists.range(({a}).size() * 1000).map(i, {a})")),
+            ]
+        })
+    }
+
+    /// A chain or a nest of random length around a random expression.
+    fn deep_expression() -> impl Strategy<Value = String> {
+        (expression(), 0usize..400, 0usize..130, 0usize..4).prop_map(|(e, n, nest, kind)| {
+            let chain = match kind {
+                0 => format!("({e}){}", " + 1".repeat(n)),
+                1 => format!("({e}){}", ".lowerAscii()".repeat(n)),
+                2 => format!("({e}){}", " == 1".repeat(n)),
+                _ => format!("({e}){}", "[0]".repeat(n)),
+            };
+            format!("{}{chain}{}", "(".repeat(nest), ")".repeat(nest))
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn random_expressions_compile_and_evaluate_within_the_limits(rule in deep_expression()) {
+            let started = Instant::now();
+            let schema = json!({"type": "object", "properties": {"s": {"type": "string"},
+                "l": {"type": "array", "items": {"type": "integer"}}},
+                "x-kubernetes-validations": [{"rule": rule}]});
+            let s = Structural::from_json(&schema).unwrap();
+            match CelRules::compile(&schema, &s) {
+                Ok(r) => {
+                    let r = r.unwrap();
+                    // A verdict or one field error; never a panic, an overflow or a hang.
+                    let out = r.validate(&s, &json!({"s": "héllo", "l": [3, 1, 2]}));
+                    prop_assert!(out.len() <= 1, "{out:?}");
+                }
+                Err(problems) => {
+                    prop_assert_eq!(problems.len(), 1);
+                    prop_assert!(problems[0].message.starts_with("compilation failed: "), "{:?}", problems);
+                }
+            }
+            prop_assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+        }
     }
 }
