@@ -665,13 +665,10 @@ fn register_collections(env: &mut Environment<'_>) {
 
 /// `dict("a", 1, "b", 2)` (Sprig: pairs; an odd last key gets ""), or minijinja's
 /// `dict(a=1)` / `dict(other, a=1)`.
-fn dict(args: Rest<Value>) -> Result<Value, Error> {
-    let mut args = args.0;
-    let kwargs = match args.last() {
-        Some(last) if last.is_kwargs() => args.pop(),
-        _ => None,
-    };
-    let jinja_form = kwargs.is_some()
+fn dict(args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let args = args.0;
+    let jinja_form = kwargs.args().next().is_some()
+        || args.is_empty()
         || (args.len() == 1 && matches!(args[0].kind(), ValueKind::Map | ValueKind::Undefined));
     if jinja_form {
         if args.len() > 1 {
@@ -679,14 +676,7 @@ fn dict(args: Rest<Value>) -> Result<Value, Error> {
                 "dict: give key/value pairs (dict(\"a\", 1)) or one dict and keyword arguments (dict(d, a=1))",
             ));
         }
-        let mut pairs = match args.first() {
-            Some(d) => pairs_of(d)?,
-            None => Vec::new(),
-        };
-        if let Some(kwargs) = kwargs {
-            pairs.extend(pairs_of(&kwargs)?);
-        }
-        return make_dict(dedup(pairs));
+        return minijinja::functions::dict(args.into_iter().next(), kwargs);
     }
     fits_items(args.len())?;
     let mut pairs = Vec::with_capacity(args.len() / 2 + 1);
@@ -1201,6 +1191,11 @@ fn tpl_function(state: &State, text: &Value, ctx: Option<Value>) -> Result<Value
     let rendered = state.env().render_named_str("tpl", &text, ctx);
     TPL_DEPTH.with(|d| d.set(depth));
     let rendered = rendered.map_err(|e| {
+        // The budget's own error when it stopped the text (it may surface as a bare
+        // write failure).
+        if let Some(stopped) = minijinja::budget::error() {
+            return stopped;
+        }
         let detail = e.detail().map_or_else(|| e.kind().to_string(), str::to_owned);
         match e.line() {
             Some(line) => err(format!("tpl: line {line} of the text: {detail}")),

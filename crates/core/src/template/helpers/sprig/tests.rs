@@ -58,14 +58,14 @@ fn default_falls_back_on_none_and_empty() {
     assert_eq!(r(r#"{{ missing | default("d") }}"#), "d");
     assert_eq!(r(r#"{{ "x" | default("d") }}"#), "x");
     // The filter keeps false and 0 (templates write `enabled | default(true)`).
-    assert_eq!(r(r#"{{ false | default(true) }}"#), "false");
+    assert_eq!(r(r#"{{ false | default(true) }}"#), "False");
     assert_eq!(r(r#"{{ 0 | default(1) }}"#), "0");
     assert_eq!(r(r#"{{ 0 | default(1, true) }}"#), "1");
     // The function is Sprig's: every empty value falls back.
     assert_eq!(r(r#"{{ default("foo", "") }}"#), "foo");
     assert_eq!(r(r#"{{ default("foo", none) }}"#), "foo");
     assert_eq!(r(r#"{{ default(1, 0) }}"#), "1");
-    assert_eq!(r(r#"{{ default(true, false) }}"#), "true");
+    assert_eq!(r(r#"{{ default(true, false) }}"#), "True");
     assert_eq!(r(r#"{{ default("foo", "bar") }}"#), "bar");
     assert_eq!(r(r#"{{ default("foo", missing) }}"#), "foo");
 }
@@ -77,9 +77,9 @@ fn logic() {
     assert_eq!(r(r#"{{ false | ternary("foo", "bar") }}"#), "bar");
     assert_eq!(r(r#"{{ coalesce(0, 1, 2) }}"#), "1");
     assert_eq!(r(r#"{{ coalesce(none, "", "x") }}"#), "x");
-    assert_eq!(r(r#"{{ coalesce(none, "") is none }}"#), "true");
-    assert_eq!(r(r#"{{ empty("") }} {{ empty(0) }} {{ empty([1]) }}"#), "true true false");
-    assert_eq!(r(r#"{{ {} | empty }} {{ "a" | empty }}"#), "true false");
+    assert_eq!(r(r#"{{ coalesce(none, "") is none }}"#), "True");
+    assert_eq!(r(r#"{{ empty("") }} {{ empty(0) }} {{ empty([1]) }}"#), "True True False");
+    assert_eq!(r(r#"{{ {} | empty }} {{ "a" | empty }}"#), "True False");
 }
 
 #[test]
@@ -105,12 +105,12 @@ fn strings() {
     assert_eq!(r(r#"{{ "hello-" | trimSuffix("-") }}"#), "hello");
     assert_eq!(r(r#"{{ trimPrefix("-", "-hello") }}"#), "hello");
     assert_eq!(r(r#"{{ trimAll("$", "$5.00") }}"#), "5.00");
-    assert_eq!(r(r#"{{ contains("cat", "catch") }}"#), "true");
-    assert_eq!(r(r#"{{ "catch" | contains("dog") }}"#), "false");
-    assert_eq!(r(r#"{{ hasPrefix("cat", "catch") }}"#), "true");
-    assert_eq!(r(r#"{{ hasSuffix("cat", "catch") }}"#), "false");
+    assert_eq!(r(r#"{{ contains("cat", "catch") }}"#), "True");
+    assert_eq!(r(r#"{{ "catch" | contains("dog") }}"#), "False");
+    assert_eq!(r(r#"{{ hasPrefix("cat", "catch") }}"#), "True");
+    assert_eq!(r(r#"{{ hasSuffix("cat", "catch") }}"#), "False");
     assert_eq!(
-        r(r#"{{ splitList("$", "foo$bar$baz") | tojson }}"#),
+        r(r#"{{ splitList("$", "foo$bar$baz") | toJson }}"#),
         r#"["foo","bar","baz"]"#
     );
     assert_eq!(r(r#"{{ "a,b" | splitList(",") | length }}"#), "2");
@@ -152,16 +152,16 @@ fn strings_bounded() {
 
 #[test]
 fn regexes() {
-    assert_eq!(r(r#"{{ regexMatch("^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[A-Za-z]{2,}$", "test@acme.com") }}"#), "true");
-    assert_eq!(r(r#"{{ "abc" | regexMatch("^x") }}"#), "false");
+    assert_eq!(r(r#"{{ regexMatch("^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[A-Za-z]{2,}$", "test@acme.com") }}"#), "True");
+    assert_eq!(r(r#"{{ "abc" | regexMatch("^x") }}"#), "False");
     assert_eq!(r(r#"{{ regexFind("[a-zA-Z][1-9]", "abcd1234") }}"#), "d1");
     assert_eq!(r(r#"{{ regexFind("z", "abcd1234") }}"#), "");
     assert_eq!(
-        r(r#"{{ regexFindAll("[2,4,6,8]", "123456789", -1) | tojson }}"#),
+        r(r#"{{ regexFindAll("[2,4,6,8]", "123456789", -1) | toJson }}"#),
         r#"["2","4","6","8"]"#
     );
     assert_eq!(
-        r(r#"{{ regexFindAll("[2,4,6,8]", "123456789", 2) | tojson }}"#),
+        r(r#"{{ regexFindAll("[2,4,6,8]", "123456789", 2) | toJson }}"#),
         r#"["2","4"]"#
     );
     assert_eq!(r(r#"{{ regexReplaceAll("a(x*)b", "-ab-axxb-", "${1}W") }}"#), "-W-xxW-");
@@ -171,7 +171,7 @@ fn regexes() {
         "-${1}-${1}-"
     );
     assert_eq!(
-        r(r#"{{ regexSplit("z+", "pizza", -1) | tojson }}"#),
+        r(r#"{{ regexSplit("z+", "pizza", -1) | toJson }}"#),
         r#"["pi","a"]"#
     );
     let e = fails(r#"{{ regexMatch("(", "x") }}"#);
@@ -196,29 +196,29 @@ fn regexes_bounded() {
 
 #[test]
 fn lists_and_dicts() {
-    assert_eq!(r(r#"{{ list(1, 2, 3) | tojson }}"#), "[1,2,3]");
+    assert_eq!(r(r#"{{ list(1, 2, 3) | toJson }}"#), "[1,2,3]");
     assert_eq!(
-        r(r#"{{ dict("name1", "value1", "name2", "value2") | tojson }}"#),
+        r(r#"{{ dict("name1", "value1", "name2", "value2") | toJson }}"#),
         r#"{"name1":"value1","name2":"value2"}"#
     );
-    assert_eq!(r(r#"{{ dict("a") | tojson }}"#), r#"{"a":""}"#);
+    assert_eq!(r(r#"{{ dict("a") | toJson }}"#), r#"{"a":""}"#);
     // minijinja's forms still work.
-    assert_eq!(r(r#"{{ dict(a=1) | tojson }}"#), r#"{"a":1}"#);
-    assert_eq!(r(r#"{{ dict({"a": 1}, b=2) | tojson }}"#), r#"{"a":1,"b":2}"#);
-    assert_eq!(r(r#"{{ dict() | tojson }}"#), "{}");
+    assert_eq!(r(r#"{{ dict(a=1) | toJson }}"#), r#"{"a":1}"#);
+    assert_eq!(r(r#"{{ dict({"a": 1}, b=2) | toJson }}"#), r#"{"a":1,"b":2}"#);
+    assert_eq!(r(r#"{{ dict() | toJson }}"#), "{}");
     let ctx = json!({"d": {"name1": "value1", "name2": "value2", "name3": "value3"}});
     let t = |s: &str| render_with(s, &ctx);
     assert_eq!(t(r#"{{ get(d, "name1") }}"#), "value1");
     assert_eq!(t(r#"{{ d | get("nope") }}|"#), "|");
     assert_eq!(t(r#"{{ set(d, "name4", "value4").name4 }}"#), "value4");
-    assert_eq!(t(r#"{{ unset(d, "name1") | tojson }}"#), r#"{"name2":"value2","name3":"value3"}"#);
-    assert_eq!(t(r#"{{ hasKey(d, "name1") }} {{ d | hasKey("x") }}"#), "true false");
-    assert_eq!(t(r#"{{ keys(d) | tojson }}"#), r#"["name1","name2","name3"]"#);
-    assert_eq!(t(r#"{{ values(d) | tojson }}"#), r#"["value1","value2","value3"]"#);
-    assert_eq!(t(r#"{{ pick(d, "name1", "name2") | tojson }}"#), r#"{"name1":"value1","name2":"value2"}"#);
-    assert_eq!(t(r#"{{ omit(d, "name1", "name3") | tojson }}"#), r#"{"name2":"value2"}"#);
+    assert_eq!(t(r#"{{ unset(d, "name1") | toJson }}"#), r#"{"name2":"value2","name3":"value3"}"#);
+    assert_eq!(t(r#"{{ hasKey(d, "name1") }} {{ d | hasKey("x") }}"#), "True False");
+    assert_eq!(t(r#"{{ keys(d) | toJson }}"#), r#"["name1","name2","name3"]"#);
+    assert_eq!(t(r#"{{ values(d) | toJson }}"#), r#"["value1","value2","value3"]"#);
+    assert_eq!(t(r#"{{ pick(d, "name1", "name2") | toJson }}"#), r#"{"name1":"value1","name2":"value2"}"#);
+    assert_eq!(t(r#"{{ omit(d, "name1", "name3") | toJson }}"#), r#"{"name2":"value2"}"#);
     assert_eq!(
-        r(r#"{{ pluck("name1", dict("name1", "a"), dict("name2", "b"), dict("name1", "c")) | tojson }}"#),
+        r(r#"{{ pluck("name1", dict("name1", "a"), dict("name2", "b"), dict("name1", "c")) | toJson }}"#),
         r#"["a","c"]"#
     );
     let merge_ctx = json!({
@@ -226,30 +226,30 @@ fn lists_and_dicts() {
         "src": {"overwrite": "overwritten", "key": "false", "nested": {"a": 1}},
     });
     assert_eq!(
-        render_with(r#"{{ merge(dst, src) | tojson }}"#, &merge_ctx),
+        render_with(r#"{{ merge(dst, src) | toJson }}"#, &merge_ctx),
         r#"{"default":"default","overwrite":"me","key":"true","nested":{"a":1}}"#
     );
     assert_eq!(
-        render_with(r#"{{ mergeOverwrite(dst, src) | tojson }}"#, &merge_ctx),
+        render_with(r#"{{ mergeOverwrite(dst, src) | toJson }}"#, &merge_ctx),
         r#"{"default":"default","overwrite":"overwritten","key":"false","nested":{"a":1}}"#
     );
     assert_eq!(
-        r(r#"{{ merge({"a": {"x": 1}}, {"a": {"y": 2}}) | tojson }}"#),
+        r(r#"{{ merge({"a": {"x": 1}}, {"a": {"y": 2}}) | toJson }}"#),
         r#"{"a":{"x":1,"y":2}}"#
     );
     let dig_ctx = json!({"d": {"user": {"role": {"humanName": "admin"}}}});
     assert_eq!(render_with(r#"{{ dig("user", "role", "humanName", "guest", d) }}"#, &dig_ctx), "admin");
     assert_eq!(render_with(r#"{{ dig("user", "nope", "guest", d) }}"#, &dig_ctx), "guest");
     assert_eq!(render_with(r#"{{ d | dig("user", "role", "x", "guest") }}"#, &dig_ctx), "guest");
-    assert_eq!(r(r#"{{ uniq(list(1, 2, 2, 1, 3)) | tojson }}"#), "[1,2,3]");
-    assert_eq!(r(r#"{{ has(4, list(1, 2, 3, 4)) }}"#), "true");
-    assert_eq!(r(r#"{{ [1, 2] | has(5) }}"#), "false");
-    assert_eq!(r(r#"{{ without(list(1, 2, 3, 4, 5), 1, 3, 5) | tojson }}"#), "[2,4]");
-    assert_eq!(r(r#"{{ compact(list(1, "a", "foo", "")) | tojson }}"#), r#"[1,"a","foo"]"#);
-    assert_eq!(r(r#"{{ concat(list(1, 2, 3), list(4, 5), list(6)) | tojson }}"#), "[1,2,3,4,5,6]");
-    assert_eq!(r(r#"{{ append(list(1, 2, 3), 6) | tojson }}"#), "[1,2,3,6]");
-    assert_eq!(r(r#"{{ [1] | append(2) | tojson }}"#), "[1,2]");
-    assert_eq!(r(r#"{{ prepend(list(1, 2, 3), 0) | tojson }}"#), "[0,1,2,3]");
+    assert_eq!(r(r#"{{ uniq(list(1, 2, 2, 1, 3)) | toJson }}"#), "[1,2,3]");
+    assert_eq!(r(r#"{{ has(4, list(1, 2, 3, 4)) }}"#), "True");
+    assert_eq!(r(r#"{{ [1, 2] | has(5) }}"#), "False");
+    assert_eq!(r(r#"{{ without(list(1, 2, 3, 4, 5), 1, 3, 5) | toJson }}"#), "[2,4]");
+    assert_eq!(r(r#"{{ compact(list(1, "a", "foo", "")) | toJson }}"#), r#"[1,"a","foo"]"#);
+    assert_eq!(r(r#"{{ concat(list(1, 2, 3), list(4, 5), list(6)) | toJson }}"#), "[1,2,3,4,5,6]");
+    assert_eq!(r(r#"{{ append(list(1, 2, 3), 6) | toJson }}"#), "[1,2,3,6]");
+    assert_eq!(r(r#"{{ [1] | append(2) | toJson }}"#), "[1,2]");
+    assert_eq!(r(r#"{{ prepend(list(1, 2, 3), 0) | toJson }}"#), "[0,1,2,3]");
     let e = fails(r#"{{ get([1], "a") }}"#);
     assert!(e.contains("expected a dict, got seq"), "{e}");
 }
@@ -272,7 +272,7 @@ fn lists_bounded() {
 fn conversion() {
     assert_eq!(r(r#"{{ toString(1) }}|{{ 1.0 | toString }}|{{ toString(true) }}|{{ toString(none) }}"#), "1|1|true|");
     assert_eq!(r(r#"{{ toString(1.5) }}"#), "1.5");
-    assert_eq!(r(r#"{{ toStrings(list(1, 2, 3)) | tojson }}"#), r#"["1","2","3"]"#);
+    assert_eq!(r(r#"{{ toStrings(list(1, 2, 3)) | toJson }}"#), r#"["1","2","3"]"#);
     assert_eq!(r(r#"{{ int("42") + 1 }}"#), "43");
     assert_eq!(r(r#"{{ int("x") }} {{ int(3.9) }} {{ int(true) }}"#), "0 3 1");
     assert_eq!(r(r#"{{ int64("0x1f") }} {{ int64("010") }} {{ int64("10.00") }}"#), "31 8 10");
@@ -342,7 +342,9 @@ fn semver_compare() {
         (">= 1.2, < 3.0.0 || >= 4.2.3", "3.1.0", false),
         (">= 1.2, < 3.0.0 || >= 4.2.3", "4.3.0", true),
         (">= 1.2 < 3.0.0", "2.0.0", true),
-        ("!=4.1", "4.1.0", true),
+        ("!=4.1", "4.1.0", false),
+        ("!=4.1", "4.2.0", true),
+        ("!=4.1.2", "4.1.3", true),
         ("!=4.x", "4.1.0", false),
         (">1.x", "1.9.0", false),
         (">1.x", "2.0.0", true),
@@ -364,8 +366,8 @@ fn semver_compare() {
             "{constraint} {version}"
         );
     }
-    assert_eq!(r(r#"{{ semverCompare("^1.2.0", "1.2.3") }}"#), "true");
-    assert_eq!(r(r#"{{ "1.2.3" | semverCompare(">=1.3") }}"#), "false");
+    assert_eq!(r(r#"{{ semverCompare("^1.2.0", "1.2.3") }}"#), "True");
+    assert_eq!(r(r#"{{ "1.2.3" | semverCompare(">=1.3") }}"#), "False");
     assert_eq!(
         r(r#"{% set v = semver("v1.2.3-alpha.1+123") %}{{ v.Major }}.{{ v.Minor }}.{{ v.Patch }} {{ v.Prerelease }} {{ v.Metadata }}"#),
         "1.2.3 alpha.1 123"
