@@ -108,12 +108,18 @@ fn register_logic(env: &mut Environment<'_>) {
     env.add_filter("default", default_filter);
     env.add_filter("d", default_filter);
     env.add_function("default", default_function);
-    env.add_filter("ternary", |cond: &Value, yes: Value, no: Value| {
-        if cond.is_true() { yes } else { no }
-    });
-    env.add_function("ternary", |yes: Value, no: Value, cond: &Value| {
-        if cond.is_true() { yes } else { no }
-    });
+    env.add_filter(
+        "ternary",
+        |cond: &Value, yes: Value, no: Value| {
+            if cond.is_true() { yes } else { no }
+        },
+    );
+    env.add_function(
+        "ternary",
+        |yes: Value, no: Value, cond: &Value| {
+            if cond.is_true() { yes } else { no }
+        },
+    );
     env.add_function("coalesce", |values: Rest<Value>| {
         values
             .0
@@ -202,10 +208,12 @@ fn register_strings(env: &mut Environment<'_>) {
     string_helper!(env, "splitList", split_list, (sep: &str));
     string_helper!(env, "repeat", repeat, (count: i64));
     string_helper!(env, "substr", substr, (start: i64, end: i64));
-    string_helper!(env, "nospace", |s: &str| ok(s
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect::<String>()), ());
+    string_helper!(
+        env,
+        "nospace",
+        |s: &str| ok(s.chars().filter(|c| !c.is_whitespace()).collect::<String>()),
+        ()
+    );
     string_helper!(env, "abbrev", abbrev, (width: i64));
     string_helper!(env, "snakecase", |s: &str| ok(join_words(s, '_')), ());
     string_helper!(env, "kebabcase", |s: &str| ok(join_words(s, '-')), ());
@@ -233,18 +241,23 @@ fn register_strings(env: &mut Environment<'_>) {
         ok(items.join(&sep))
     });
     env.add_function("first", |list: &Value| -> Result<Value, Error> {
-        Ok(items_of(list)?.into_iter().next().unwrap_or(Value::from(())))
+        Ok(items_of(list)?
+            .into_iter()
+            .next()
+            .unwrap_or(Value::from(())))
     });
     env.add_function("last", |list: &Value| -> Result<Value, Error> {
         Ok(items_of(list)?.pop().unwrap_or(Value::from(())))
     });
 }
 
+#[allow(clippy::unnecessary_wraps)] // the helpers return `Result`
 fn ok<T: Into<Value>>(value: T) -> Result<Value, Error> {
     Ok(value.into())
 }
 
 /// `trunc(n, s)`: the first `n` characters, or the last `-n` for a negative `n`.
+#[allow(clippy::unnecessary_wraps)] // as every string helper
 fn trunc(s: &str, n: i64) -> Result<Value, Error> {
     let len = s.chars().count();
     let n_abs = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
@@ -295,10 +308,7 @@ fn substr(s: &str, start: i64, end: i64) -> Result<Value, Error> {
             "substr: start {start} is after end {end} of a string of {len} characters"
         )));
     }
-    ok(s.chars()
-        .skip(start)
-        .take(end - start)
-        .collect::<String>())
+    ok(s.chars().skip(start).take(end - start).collect::<String>())
 }
 
 /// `abbrev(width, s)`: at most `width` characters, ending in "..." when cut.
@@ -334,8 +344,7 @@ fn words(s: &str) -> Vec<String> {
         if c.is_uppercase() && !word.is_empty() {
             let prev = chars[i - 1];
             let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower)
-            {
+            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
                 words.push(std::mem::take(&mut word));
             }
         }
@@ -361,7 +370,10 @@ fn join_words(s: &str, sep: char) -> String {
 fn camelcase(s: &str) -> String {
     let leading = s.len() - s.trim_start_matches('_').len();
     let mut out = s[..leading].to_owned();
-    for word in s[leading..].split(['_', ' ', '-']).filter(|w| !w.is_empty()) {
+    for word in s[leading..]
+        .split(['_', ' ', '-'])
+        .filter(|w| !w.is_empty())
+    {
         let mut chars = word.chars();
         if let Some(first) = chars.next() {
             out.extend(first.to_uppercase());
@@ -426,8 +438,12 @@ fn register_regex(env: &mut Environment<'_>) {
     env.add_function("regexMatch", |re: &str, s: &Value| {
         ok(compile(re)?.is_match(&display(s)?))
     });
-    env.add_filter("regexFind", |s: &Value, re: &str| regex_find(re, &display(s)?));
-    env.add_function("regexFind", |re: &str, s: &Value| regex_find(re, &display(s)?));
+    env.add_filter("regexFind", |s: &Value, re: &str| {
+        regex_find(re, &display(s)?)
+    });
+    env.add_function("regexFind", |re: &str, s: &Value| {
+        regex_find(re, &display(s)?)
+    });
     env.add_filter("regexFindAll", |s: &Value, re: &str, n: i64| {
         regex_find_all(re, &display(s)?, n)
     });
@@ -440,12 +456,14 @@ fn register_regex(env: &mut Environment<'_>) {
     env.add_function("regexReplaceAll", |re: &str, s: &Value, repl: &str| {
         regex_replace(re, &display(s)?, repl, false)
     });
-    env.add_filter("regexReplaceAllLiteral", |s: &Value, re: &str, repl: &str| {
-        regex_replace(re, &display(s)?, repl, true)
-    });
-    env.add_function("regexReplaceAllLiteral", |re: &str, s: &Value, repl: &str| {
-        regex_replace(re, &display(s)?, repl, true)
-    });
+    env.add_filter(
+        "regexReplaceAllLiteral",
+        |s: &Value, re: &str, repl: &str| regex_replace(re, &display(s)?, repl, true),
+    );
+    env.add_function(
+        "regexReplaceAllLiteral",
+        |re: &str, s: &Value, repl: &str| regex_replace(re, &display(s)?, repl, true),
+    );
     env.add_filter("regexSplit", |s: &Value, re: &str, n: i64| {
         regex_split(re, &display(s)?, n)
     });
@@ -600,7 +618,8 @@ fn make_dict(pairs: Vec<(Value, Value)>) -> Result<Value, Error> {
 }
 
 fn key_string(key: &Value) -> Result<String, Error> {
-    Ok(key.as_str().map_or_else(|| to_string(key), |s| Ok(s.to_owned()))?)
+    key.as_str()
+        .map_or_else(|| to_string(key), |s| Ok(s.to_owned()))
 }
 
 fn register_collections(env: &mut Environment<'_>) {
@@ -621,20 +640,36 @@ fn register_collections(env: &mut Environment<'_>) {
     env.add_filter("keys", keys);
     env.add_function("values", values);
     env.add_filter("values", values);
-    env.add_function("pick", |d: &Value, names: Rest<Value>| select_keys(d, &names, true));
-    env.add_filter("pick", |d: &Value, names: Rest<Value>| select_keys(d, &names, true));
-    env.add_function("omit", |d: &Value, names: Rest<Value>| select_keys(d, &names, false));
-    env.add_filter("omit", |d: &Value, names: Rest<Value>| select_keys(d, &names, false));
-    env.add_function("merge", |d: &Value, srcs: Rest<Value>| merge_all(d, &srcs, false));
-    env.add_filter("merge", |d: &Value, srcs: Rest<Value>| merge_all(d, &srcs, false));
+    env.add_function("pick", |d: &Value, names: Rest<Value>| {
+        select_keys(d, &names, true)
+    });
+    env.add_filter("pick", |d: &Value, names: Rest<Value>| {
+        select_keys(d, &names, true)
+    });
+    env.add_function("omit", |d: &Value, names: Rest<Value>| {
+        select_keys(d, &names, false)
+    });
+    env.add_filter("omit", |d: &Value, names: Rest<Value>| {
+        select_keys(d, &names, false)
+    });
+    env.add_function("merge", |d: &Value, srcs: Rest<Value>| {
+        merge_all(d, &srcs, false)
+    });
+    env.add_filter("merge", |d: &Value, srcs: Rest<Value>| {
+        merge_all(d, &srcs, false)
+    });
     env.add_function("mergeOverwrite", |d: &Value, srcs: Rest<Value>| {
         merge_all(d, &srcs, true)
     });
     env.add_filter("mergeOverwrite", |d: &Value, srcs: Rest<Value>| {
         merge_all(d, &srcs, true)
     });
-    env.add_function("pluck", |key: &Value, dicts: Rest<Value>| pluck(key, &dicts));
-    env.add_filter("pluck", |d: &Value, key: &Value| pluck(key, std::slice::from_ref(d)));
+    env.add_function("pluck", |key: &Value, dicts: Rest<Value>| {
+        pluck(key, &dicts)
+    });
+    env.add_filter("pluck", |d: &Value, key: &Value| {
+        pluck(key, std::slice::from_ref(d))
+    });
     env.add_function("dig", |args: Rest<Value>| dig(args.0));
     env.add_filter("dig", |d: &Value, args: Rest<Value>| {
         let mut args = args.0;
@@ -645,8 +680,12 @@ fn register_collections(env: &mut Environment<'_>) {
     env.add_filter("uniq", uniq);
     env.add_function("has", |needle: &Value, list: &Value| has(list, needle));
     env.add_filter("has", has);
-    env.add_function("without", |list: &Value, drop: Rest<Value>| without(list, &drop));
-    env.add_filter("without", |list: &Value, drop: Rest<Value>| without(list, &drop));
+    env.add_function("without", |list: &Value, drop: Rest<Value>| {
+        without(list, &drop)
+    });
+    env.add_filter("without", |list: &Value, drop: Rest<Value>| {
+        without(list, &drop)
+    });
     env.add_function("compact", compact);
     env.add_filter("compact", compact);
     env.add_function("concat", |lists: Rest<Value>| concat(&lists));
@@ -693,7 +732,7 @@ fn dedup(pairs: Vec<(Value, Value)>) -> Vec<(Value, Value)> {
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut out: Vec<(Value, Value)> = Vec::with_capacity(pairs.len());
     for (k, v) in pairs {
-        let name = k.as_str().map_or_else(|| k.to_string(), str::to_owned);
+        let name = key_string(&k).unwrap_or_default();
         if let Some(&i) = index.get(&name) {
             out[i].1 = v;
         } else {
@@ -705,7 +744,10 @@ fn dedup(pairs: Vec<(Value, Value)>) -> Vec<(Value, Value)> {
 }
 
 fn lookup(d: &Value, key: &Value) -> Result<Option<Value>, Error> {
-    if !matches!(d.kind(), ValueKind::Map | ValueKind::None | ValueKind::Undefined) {
+    if !matches!(
+        d.kind(),
+        ValueKind::Map | ValueKind::None | ValueKind::Undefined
+    ) {
         return Err(err(format!("expected a dict, got {}", d.kind())));
     }
     if d.is_none() || d.is_undefined() {
@@ -742,8 +784,8 @@ fn unset(d: &Value, key: &Value) -> Result<Value, Error> {
 /// `keys(d, ...)`: the keys of every dict given, in order.
 fn keys(d: &Value, more: Rest<Value>) -> Result<Value, Error> {
     let mut out = Vec::new();
-    for d in std::iter::once(d).chain(more.0.iter()) {
-        let pairs = pairs_of(d)?;
+    for d in std::iter::once(d.clone()).chain(more.0) {
+        let pairs = pairs_of(&d)?;
         fits_items(out.len() + pairs.len())?;
         out.extend(pairs.into_iter().map(|(k, _)| k));
     }
@@ -1014,7 +1056,6 @@ fn trim_zero_decimal(s: &str) -> &str {
     for (i, b) in s.bytes().enumerate().rev() {
         match b {
             b'.' if found_zero => return &s[..i],
-            b'.' => return s,
             b'0' => found_zero = true,
             _ => return s,
         }
@@ -1027,11 +1068,7 @@ fn to_float(v: &Value) -> Value {
     Value::from(match v.kind() {
         ValueKind::Bool => f64::from(u8::from(v.is_true())),
         ValueKind::Number => f64::try_from(v.clone()).unwrap_or(0.0),
-        ValueKind::String => v
-            .as_str()
-            .unwrap_or_default()
-            .parse::<f64>()
-            .unwrap_or(0.0),
+        ValueKind::String => v.as_str().unwrap_or_default().parse::<f64>().unwrap_or(0.0),
         _ => 0.0,
     })
 }
@@ -1058,8 +1095,7 @@ fn to_pretty_json(v: &Value) -> Result<Value, Error> {
     }
     let json = super::to_json_value(v)?;
     let mut out = Bounded(Vec::new());
-    serde_json::to_writer_pretty(&mut out, &json)
-        .map_err(|e| err(format!("toPrettyJson: {e}")))?;
+    serde_json::to_writer_pretty(&mut out, &json).map_err(|e| err(format!("toPrettyJson: {e}")))?;
     String::from_utf8(out.0)
         .map(Value::from_safe_string)
         .map_err(|_| err("toPrettyJson: not UTF-8"))
@@ -1089,7 +1125,9 @@ fn register_encoding(env: &mut Environment<'_>) {
     env.add_function("fromYaml", |v: &Value| super::from_yaml(&display(v)?));
     env.add_function("fromJson", |v: &Value| super::from_json(&display(v)?));
     env.add_function("indent", |width: usize, v: &Value| super::indent(v, width));
-    env.add_function("nindent", |width: usize, v: &Value| super::nindent(v, width));
+    env.add_function("nindent", |width: usize, v: &Value| {
+        super::nindent(v, width)
+    });
 }
 
 fn sha1sum(s: &str) -> Result<Value, Error> {
@@ -1140,7 +1178,7 @@ fn b32enc(s: &str) -> Result<Value, Error> {
 /// `b32dec`: the reverse of `b32enc`; an error for text that is not base32 of UTF-8.
 fn b32dec(s: &str) -> Result<Value, Error> {
     let s = s.trim();
-    if s.len() % 8 != 0 {
+    if !s.len().is_multiple_of(8) {
         return Err(err("b32dec: length is not a multiple of 8"));
     }
     let body = s.trim_end_matches('=');
@@ -1196,7 +1234,9 @@ fn tpl_function(state: &State, text: &Value, ctx: Option<Value>) -> Result<Value
         if let Some(stopped) = minijinja::budget::error() {
             return stopped;
         }
-        let detail = e.detail().map_or_else(|| e.kind().to_string(), str::to_owned);
+        let detail = e
+            .detail()
+            .map_or_else(|| e.kind().to_string(), str::to_owned);
         match e.line() {
             Some(line) => err(format!("tpl: line {line} of the text: {detail}")),
             None => err(format!("tpl: {detail}")),

@@ -113,7 +113,10 @@ fn compare_prerelease(a: &str, b: &str) -> Ordering {
     let a: Vec<&str> = a.split('.').collect();
     let b: Vec<&str> = b.split('.').collect();
     for i in 0..a.len().max(b.len()) {
-        let (x, y) = (a.get(i).copied().unwrap_or(""), b.get(i).copied().unwrap_or(""));
+        let (x, y) = (
+            a.get(i).copied().unwrap_or(""),
+            b.get(i).copied().unwrap_or(""),
+        );
         let order = match (x.is_empty(), y.is_empty()) {
             _ if x == y => Ordering::Equal,
             (true, _) => Ordering::Less,
@@ -167,8 +170,8 @@ impl Constraint {
         } else {
             group(2).to_owned()
         };
-        let con = Version::parse(&version)
-            .map_err(|_| err(format!("improper constraint: {text}")))?;
+        let con =
+            Version::parse(&version).map_err(|_| err(format!("improper constraint: {text}")))?;
         Ok(Self {
             con,
             op: group(1).to_owned(),
@@ -210,11 +213,11 @@ impl Constraint {
             "<" => v.compare(c) == Ordering::Less,
             ">=" | "=>" => v.compare(c) != Ordering::Less,
             "<=" | "=<" => {
-                if !self.dirty {
-                    v.compare(c) != Ordering::Greater
-                } else {
+                if self.dirty {
                     !(v.major > c.major
                         || (v.major == c.major && v.minor > c.minor && !self.minor_dirty))
+                } else {
+                    v.compare(c) != Ordering::Greater
                 }
             }
             "~" | "~>" => self.tilde(v),
@@ -250,8 +253,7 @@ impl Constraint {
         if v.compare(c) == Ordering::Less {
             return false;
         }
-        if c.major == 0 && c.minor == 0 && c.patch == 0 && !self.minor_dirty && !self.patch_dirty
-        {
+        if c.major == 0 && c.minor == 0 && c.patch == 0 && !self.minor_dirty && !self.patch_dirty {
             return true;
         }
         v.major == c.major && (v.minor == c.minor || self.minor_dirty)
@@ -290,8 +292,7 @@ pub(super) fn satisfies(constraint: &str, version: &Version) -> Result<bool, Err
     // `1.2 - 1.4.5` is `>= 1.2, <= 1.4.5`.
     let mut text = constraint.to_owned();
     for caps in p.range.captures_iter(constraint) {
-        let (Some(whole), Some(low), Some(high)) = (caps.get(0), caps.get(1), caps.get(11))
-        else {
+        let (Some(whole), Some(low), Some(high)) = (caps.get(0), caps.get(1), caps.get(11)) else {
             continue;
         };
         text = text.replacen(

@@ -58,14 +58,14 @@ fn default_falls_back_on_none_and_empty() {
     assert_eq!(r(r#"{{ missing | default("d") }}"#), "d");
     assert_eq!(r(r#"{{ "x" | default("d") }}"#), "x");
     // The filter keeps false and 0 (templates write `enabled | default(true)`).
-    assert_eq!(r(r#"{{ false | default(true) }}"#), "False");
-    assert_eq!(r(r#"{{ 0 | default(1) }}"#), "0");
-    assert_eq!(r(r#"{{ 0 | default(1, true) }}"#), "1");
+    assert_eq!(r(r"{{ false | default(true) }}"), "False");
+    assert_eq!(r(r"{{ 0 | default(1) }}"), "0");
+    assert_eq!(r(r"{{ 0 | default(1, true) }}"), "1");
     // The function is Sprig's: every empty value falls back.
     assert_eq!(r(r#"{{ default("foo", "") }}"#), "foo");
     assert_eq!(r(r#"{{ default("foo", none) }}"#), "foo");
-    assert_eq!(r(r#"{{ default(1, 0) }}"#), "1");
-    assert_eq!(r(r#"{{ default(true, false) }}"#), "True");
+    assert_eq!(r(r"{{ default(1, 0) }}"), "1");
+    assert_eq!(r(r"{{ default(true, false) }}"), "True");
     assert_eq!(r(r#"{{ default("foo", "bar") }}"#), "bar");
     assert_eq!(r(r#"{{ default("foo", missing) }}"#), "foo");
 }
@@ -75,10 +75,13 @@ fn logic() {
     assert_eq!(r(r#"{{ ternary("foo", "bar", true) }}"#), "foo");
     assert_eq!(r(r#"{{ true | ternary("foo", "bar") }}"#), "foo");
     assert_eq!(r(r#"{{ false | ternary("foo", "bar") }}"#), "bar");
-    assert_eq!(r(r#"{{ coalesce(0, 1, 2) }}"#), "1");
+    assert_eq!(r(r"{{ coalesce(0, 1, 2) }}"), "1");
     assert_eq!(r(r#"{{ coalesce(none, "", "x") }}"#), "x");
     assert_eq!(r(r#"{{ coalesce(none, "") is none }}"#), "True");
-    assert_eq!(r(r#"{{ empty("") }} {{ empty(0) }} {{ empty([1]) }}"#), "True True False");
+    assert_eq!(
+        r(r#"{{ empty("") }} {{ empty(0) }} {{ empty([1]) }}"#),
+        "True True False"
+    );
     assert_eq!(r(r#"{{ {} | empty }} {{ "a" | empty }}"#), "True False");
 }
 
@@ -91,7 +94,10 @@ fn non_deterministic_helpers_are_errors() {
         "{{ genPrivateKey('rsa') }}",
     ] {
         let e = fails(t);
-        assert!(e.contains("rendered output must be reproducible"), "{t}: {e}");
+        assert!(
+            e.contains("rendered output must be reproducible"),
+            "{t}: {e}"
+        );
     }
 }
 
@@ -100,7 +106,10 @@ fn strings() {
     assert_eq!(r(r#"{{ trunc(5, "hello world") }}"#), "hello");
     assert_eq!(r(r#"{{ trunc(-5, "hello world") }}"#), "world");
     assert_eq!(r(r#"{{ "hello world" | trunc(5) }}"#), "hello");
-    assert_eq!(r(r#"{{ "hi" | trunc(5) }}|{{ "hi" | trunc(-5) }}"#), "hi|hi");
+    assert_eq!(
+        r(r#"{{ "hi" | trunc(5) }}|{{ "hi" | trunc(-5) }}"#),
+        "hi|hi"
+    );
     assert_eq!(r(r#"{{ trimSuffix("-", "hello-") }}"#), "hello");
     assert_eq!(r(r#"{{ "hello-" | trimSuffix("-") }}"#), "hello");
     assert_eq!(r(r#"{{ trimPrefix("-", "-hello") }}"#), "hello");
@@ -130,11 +139,17 @@ fn strings() {
     assert_eq!(r(r#"{{ kebabcase("FirstName") }}"#), "first-name");
     assert_eq!(r(r#"{{ camelcase("http_server") }}"#), "HttpServer");
     assert_eq!(r(r#"{{ "_complex__case_" | camelcase }}"#), "_ComplexCase");
-    assert_eq!(r(r#"{{ replace(" ", "-", "I Am Henry VIII") }}"#), "I-Am-Henry-VIII");
-    assert_eq!(r(r#"{{ upper("hello") }} {{ lower("HELLO") }}"#), "HELLO hello");
+    assert_eq!(
+        r(r#"{{ replace(" ", "-", "I Am Henry VIII") }}"#),
+        "I-Am-Henry-VIII"
+    );
+    assert_eq!(
+        r(r#"{{ upper("hello") }} {{ lower("HELLO") }}"#),
+        "HELLO hello"
+    );
     assert_eq!(r(r#"{{ title("hello world") }}"#), "Hello World");
     assert_eq!(r(r#"{{ join("+", [1, 2, 3]) }}"#), "1+2+3");
-    assert_eq!(r(r#"{{ first([1, 2, 3]) }} {{ last([1, 2, 3]) }}"#), "1 3");
+    assert_eq!(r(r"{{ first([1, 2, 3]) }} {{ last([1, 2, 3]) }}"), "1 3");
 }
 
 #[test]
@@ -142,7 +157,9 @@ fn strings_bounded() {
     bounded(r#"{{ repeat(1000000000, "x") }}"#);
     bounded(r#"{{ "xy" | repeat(9223372036854775807) }}"#);
     bounded(r#"{{ splitList("", repeat(400000, "x")) }}"#);
-    bounded(r#"{{ replace("", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", repeat(100000, "x")) }}"#);
+    bounded(
+        r#"{{ replace("", "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", repeat(100000, "x")) }}"#,
+    );
     bounded(r#"{{ join(repeat(100000, "x"), range(100)) }}"#);
     let e = fails(r#"{{ repeat(-1, "x") }}"#);
     assert!(e.contains("repeat: negative count -1"), "{e}");
@@ -152,7 +169,12 @@ fn strings_bounded() {
 
 #[test]
 fn regexes() {
-    assert_eq!(r(r#"{{ regexMatch("^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[A-Za-z]{2,}$", "test@acme.com") }}"#), "True");
+    assert_eq!(
+        r(
+            r#"{{ regexMatch("^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[A-Za-z]{2,}$", "test@acme.com") }}"#
+        ),
+        "True"
+    );
     assert_eq!(r(r#"{{ "abc" | regexMatch("^x") }}"#), "False");
     assert_eq!(r(r#"{{ regexFind("[a-zA-Z][1-9]", "abcd1234") }}"#), "d1");
     assert_eq!(r(r#"{{ regexFind("z", "abcd1234") }}"#), "");
@@ -164,8 +186,14 @@ fn regexes() {
         r(r#"{{ regexFindAll("[2,4,6,8]", "123456789", 2) | toJson }}"#),
         r#"["2","4"]"#
     );
-    assert_eq!(r(r#"{{ regexReplaceAll("a(x*)b", "-ab-axxb-", "${1}W") }}"#), "-W-xxW-");
-    assert_eq!(r(r#"{{ "-ab-axxb-" | regexReplaceAll("a(x*)b", "${1}W") }}"#), "-W-xxW-");
+    assert_eq!(
+        r(r#"{{ regexReplaceAll("a(x*)b", "-ab-axxb-", "${1}W") }}"#),
+        "-W-xxW-"
+    );
+    assert_eq!(
+        r(r#"{{ "-ab-axxb-" | regexReplaceAll("a(x*)b", "${1}W") }}"#),
+        "-W-xxW-"
+    );
     assert_eq!(
         r(r#"{{ regexReplaceAllLiteral("a(x*)b", "-ab-axxb-", "${1}") }}"#),
         "-${1}-${1}-"
@@ -187,7 +215,10 @@ fn regexes_bounded() {
     ));
     bounded(r#"{{ regexReplaceAll("", repeat(300000, "x"), "yyyy") }}"#);
     bounded(r#"{{ regexFindAll("", repeat(500000, "x"), -1) }}"#);
-    let e = fails(&format!(r#"{{{{ regexMatch("{}", "x") }}}}"#, "a".repeat(5000)));
+    let e = fails(&format!(
+        r#"{{{{ regexMatch("{}", "x") }}}}"#,
+        "a".repeat(5000)
+    ));
     assert!(e.contains("longer than the limit of 4096"), "{e}");
     // A pattern that compiles to a huge program is refused, not built.
     let e = fails(r#"{{ regexMatch("(\\w{100}){100}", "x") }}"#);
@@ -196,29 +227,49 @@ fn regexes_bounded() {
 
 #[test]
 fn lists_and_dicts() {
-    assert_eq!(r(r#"{{ list(1, 2, 3) | toJson }}"#), "[1,2,3]");
+    assert_eq!(r(r"{{ list(1, 2, 3) | toJson }}"), "[1,2,3]");
     assert_eq!(
         r(r#"{{ dict("name1", "value1", "name2", "value2") | toJson }}"#),
         r#"{"name1":"value1","name2":"value2"}"#
     );
     assert_eq!(r(r#"{{ dict("a") | toJson }}"#), r#"{"a":""}"#);
     // minijinja's forms still work.
-    assert_eq!(r(r#"{{ dict(a=1) | toJson }}"#), r#"{"a":1}"#);
-    assert_eq!(r(r#"{{ dict({"a": 1}, b=2) | toJson }}"#), r#"{"a":1,"b":2}"#);
-    assert_eq!(r(r#"{{ dict() | toJson }}"#), "{}");
+    assert_eq!(r(r"{{ dict(a=1) | toJson }}"), r#"{"a":1}"#);
+    assert_eq!(
+        r(r#"{{ dict({"a": 1}, b=2) | toJson }}"#),
+        r#"{"a":1,"b":2}"#
+    );
+    assert_eq!(r(r"{{ dict() | toJson }}"), "{}");
     let ctx = json!({"d": {"name1": "value1", "name2": "value2", "name3": "value3"}});
     let t = |s: &str| render_with(s, &ctx);
     assert_eq!(t(r#"{{ get(d, "name1") }}"#), "value1");
     assert_eq!(t(r#"{{ d | get("nope") }}|"#), "|");
     assert_eq!(t(r#"{{ set(d, "name4", "value4").name4 }}"#), "value4");
-    assert_eq!(t(r#"{{ unset(d, "name1") | toJson }}"#), r#"{"name2":"value2","name3":"value3"}"#);
-    assert_eq!(t(r#"{{ hasKey(d, "name1") }} {{ d | hasKey("x") }}"#), "True False");
-    assert_eq!(t(r#"{{ keys(d) | toJson }}"#), r#"["name1","name2","name3"]"#);
-    assert_eq!(t(r#"{{ values(d) | toJson }}"#), r#"["value1","value2","value3"]"#);
-    assert_eq!(t(r#"{{ pick(d, "name1", "name2") | toJson }}"#), r#"{"name1":"value1","name2":"value2"}"#);
-    assert_eq!(t(r#"{{ omit(d, "name1", "name3") | toJson }}"#), r#"{"name2":"value2"}"#);
     assert_eq!(
-        r(r#"{{ pluck("name1", dict("name1", "a"), dict("name2", "b"), dict("name1", "c")) | toJson }}"#),
+        t(r#"{{ unset(d, "name1") | toJson }}"#),
+        r#"{"name2":"value2","name3":"value3"}"#
+    );
+    assert_eq!(
+        t(r#"{{ hasKey(d, "name1") }} {{ d | hasKey("x") }}"#),
+        "True False"
+    );
+    assert_eq!(t(r"{{ keys(d) | toJson }}"), r#"["name1","name2","name3"]"#);
+    assert_eq!(
+        t(r"{{ values(d) | toJson }}"),
+        r#"["value1","value2","value3"]"#
+    );
+    assert_eq!(
+        t(r#"{{ pick(d, "name1", "name2") | toJson }}"#),
+        r#"{"name1":"value1","name2":"value2"}"#
+    );
+    assert_eq!(
+        t(r#"{{ omit(d, "name1", "name3") | toJson }}"#),
+        r#"{"name2":"value2"}"#
+    );
+    assert_eq!(
+        r(
+            r#"{{ pluck("name1", dict("name1", "a"), dict("name2", "b"), dict("name1", "c")) | toJson }}"#
+        ),
         r#"["a","c"]"#
     );
     let merge_ctx = json!({
@@ -226,11 +277,11 @@ fn lists_and_dicts() {
         "src": {"overwrite": "overwritten", "key": "false", "nested": {"a": 1}},
     });
     assert_eq!(
-        render_with(r#"{{ merge(dst, src) | toJson }}"#, &merge_ctx),
+        render_with(r"{{ merge(dst, src) | toJson }}", &merge_ctx),
         r#"{"default":"default","overwrite":"me","key":"true","nested":{"a":1}}"#
     );
     assert_eq!(
-        render_with(r#"{{ mergeOverwrite(dst, src) | toJson }}"#, &merge_ctx),
+        render_with(r"{{ mergeOverwrite(dst, src) | toJson }}", &merge_ctx),
         r#"{"default":"default","overwrite":"overwritten","key":"false","nested":{"a":1}}"#
     );
     assert_eq!(
@@ -238,18 +289,39 @@ fn lists_and_dicts() {
         r#"{"a":{"x":1,"y":2}}"#
     );
     let dig_ctx = json!({"d": {"user": {"role": {"humanName": "admin"}}}});
-    assert_eq!(render_with(r#"{{ dig("user", "role", "humanName", "guest", d) }}"#, &dig_ctx), "admin");
-    assert_eq!(render_with(r#"{{ dig("user", "nope", "guest", d) }}"#, &dig_ctx), "guest");
-    assert_eq!(render_with(r#"{{ d | dig("user", "role", "x", "guest") }}"#, &dig_ctx), "guest");
-    assert_eq!(r(r#"{{ uniq(list(1, 2, 2, 1, 3)) | toJson }}"#), "[1,2,3]");
-    assert_eq!(r(r#"{{ has(4, list(1, 2, 3, 4)) }}"#), "True");
-    assert_eq!(r(r#"{{ [1, 2] | has(5) }}"#), "False");
-    assert_eq!(r(r#"{{ without(list(1, 2, 3, 4, 5), 1, 3, 5) | toJson }}"#), "[2,4]");
-    assert_eq!(r(r#"{{ compact(list(1, "a", "foo", "")) | toJson }}"#), r#"[1,"a","foo"]"#);
-    assert_eq!(r(r#"{{ concat(list(1, 2, 3), list(4, 5), list(6)) | toJson }}"#), "[1,2,3,4,5,6]");
-    assert_eq!(r(r#"{{ append(list(1, 2, 3), 6) | toJson }}"#), "[1,2,3,6]");
-    assert_eq!(r(r#"{{ [1] | append(2) | toJson }}"#), "[1,2]");
-    assert_eq!(r(r#"{{ prepend(list(1, 2, 3), 0) | toJson }}"#), "[0,1,2,3]");
+    assert_eq!(
+        render_with(
+            r#"{{ dig("user", "role", "humanName", "guest", d) }}"#,
+            &dig_ctx
+        ),
+        "admin"
+    );
+    assert_eq!(
+        render_with(r#"{{ dig("user", "nope", "guest", d) }}"#, &dig_ctx),
+        "guest"
+    );
+    assert_eq!(
+        render_with(r#"{{ d | dig("user", "role", "x", "guest") }}"#, &dig_ctx),
+        "guest"
+    );
+    assert_eq!(r(r"{{ uniq(list(1, 2, 2, 1, 3)) | toJson }}"), "[1,2,3]");
+    assert_eq!(r(r"{{ has(4, list(1, 2, 3, 4)) }}"), "True");
+    assert_eq!(r(r"{{ [1, 2] | has(5) }}"), "False");
+    assert_eq!(
+        r(r"{{ without(list(1, 2, 3, 4, 5), 1, 3, 5) | toJson }}"),
+        "[2,4]"
+    );
+    assert_eq!(
+        r(r#"{{ compact(list(1, "a", "foo", "")) | toJson }}"#),
+        r#"[1,"a","foo"]"#
+    );
+    assert_eq!(
+        r(r"{{ concat(list(1, 2, 3), list(4, 5), list(6)) | toJson }}"),
+        "[1,2,3,4,5,6]"
+    );
+    assert_eq!(r(r"{{ append(list(1, 2, 3), 6) | toJson }}"), "[1,2,3,6]");
+    assert_eq!(r(r"{{ [1] | append(2) | toJson }}"), "[1,2]");
+    assert_eq!(r(r"{{ prepend(list(1, 2, 3), 0) | toJson }}"), "[0,1,2,3]");
     let e = fails(r#"{{ get([1], "a") }}"#);
     assert!(e.contains("expected a dict, got seq"), "{e}");
 }
@@ -258,10 +330,10 @@ fn lists_and_dicts() {
 fn lists_bounded() {
     // A list doubled in a loop, then concatenated and appended to: sized before it is built.
     bounded(
-        r#"{% set ns = namespace(l=[1]) %}{% for i in range(14) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ concat(ns.l, ns.l, ns.l, ns.l, ns.l, ns.l, ns.l, ns.l) | length }}"#,
+        r"{% set ns = namespace(l=[1]) %}{% for i in range(14) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ concat(ns.l, ns.l, ns.l, ns.l, ns.l, ns.l, ns.l, ns.l) | length }}",
     );
     bounded(
-        r#"{% set ns = namespace(l=[1]) %}{% for i in range(16) %}{% set ns.l = concat(ns.l, ns.l) %}{% endfor %}"#,
+        r"{% set ns = namespace(l=[1]) %}{% for i in range(16) %}{% set ns.l = concat(ns.l, ns.l) %}{% endfor %}",
     );
     bounded(
         r#"{% set ns = namespace(d={}) %}{% for i in range(100000) %}{% set ns.d = set(ns.d, "k" ~ i, i) %}{% endfor %}"#,
@@ -270,12 +342,24 @@ fn lists_bounded() {
 
 #[test]
 fn conversion() {
-    assert_eq!(r(r#"{{ toString(1) }}|{{ 1.0 | toString }}|{{ toString(true) }}|{{ toString(none) }}"#), "1|1|true|");
-    assert_eq!(r(r#"{{ toString(1.5) }}"#), "1.5");
-    assert_eq!(r(r#"{{ toStrings(list(1, 2, 3)) | toJson }}"#), r#"["1","2","3"]"#);
+    assert_eq!(
+        r(r"{{ toString(1) }}|{{ 1.0 | toString }}|{{ toString(true) }}|{{ toString(none) }}"),
+        "1|1|true|"
+    );
+    assert_eq!(r(r"{{ toString(1.5) }}"), "1.5");
+    assert_eq!(
+        r(r"{{ toStrings(list(1, 2, 3)) | toJson }}"),
+        r#"["1","2","3"]"#
+    );
     assert_eq!(r(r#"{{ int("42") + 1 }}"#), "43");
-    assert_eq!(r(r#"{{ int("x") }} {{ int(3.9) }} {{ int(true) }}"#), "0 3 1");
-    assert_eq!(r(r#"{{ int64("0x1f") }} {{ int64("010") }} {{ int64("10.00") }}"#), "31 8 10");
+    assert_eq!(
+        r(r#"{{ int("x") }} {{ int(3.9) }} {{ int(true) }}"#),
+        "0 3 1"
+    );
+    assert_eq!(
+        r(r#"{{ int64("0x1f") }} {{ int64("010") }} {{ int64("10.00") }}"#),
+        "31 8 10"
+    );
     assert_eq!(r(r#"{{ float64("1.5") }} {{ "x" | float64 }}"#), "1.5 0.0");
     assert_eq!(r(r#"{{ atoi("12") }} {{ atoi("0x1f") }}"#), "12 0");
     // The `int` filter stays Jinja's.
@@ -289,18 +373,30 @@ fn conversion() {
 #[test]
 fn conversion_bounded() {
     bounded(
-        r#"{% set ns = namespace(l=[[[[[[[1]]]]]]]) %}{% for i in range(15) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ toPrettyJson(ns.l) | length }}"#,
+        r"{% set ns = namespace(l=[[[[[[[1]]]]]]]) %}{% for i in range(15) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ toPrettyJson(ns.l) | length }}",
     );
     bounded(r#"{{ toStrings(range(1000) | map("string") | map("repeat", 2000) | list) }}"#);
 }
 
 #[test]
 fn hashes_and_encodings() {
-    assert_eq!(r(r#"{{ sha1sum("Hello world!") }}"#), "d3486ae9136e7856bc42212385ea797094475802");
+    assert_eq!(
+        r(r#"{{ sha1sum("Hello world!") }}"#),
+        "d3486ae9136e7856bc42212385ea797094475802"
+    );
     assert_eq!(r(r#"{{ "Hello world!" | adler32sum }}"#), "487130206");
-    assert_eq!(r(r#"{{ b32enc("Hello world!") }}"#), "JBSWY3DPEB3W64TMMQQQ====");
-    assert_eq!(r(r#"{{ "foobar" | b32enc }} {{ "f" | b32enc }}"#), "MZXW6YTBOI====== MY======");
-    assert_eq!(r(r#"{{ b32dec("JBSWY3DPEB3W64TMMQQQ====") }}"#), "Hello world!");
+    assert_eq!(
+        r(r#"{{ b32enc("Hello world!") }}"#),
+        "JBSWY3DPEB3W64TMMQQQ===="
+    );
+    assert_eq!(
+        r(r#"{{ "foobar" | b32enc }} {{ "f" | b32enc }}"#),
+        "MZXW6YTBOI====== MY======"
+    );
+    assert_eq!(
+        r(r#"{{ b32dec("JBSWY3DPEB3W64TMMQQQ====") }}"#),
+        "Hello world!"
+    );
     assert_eq!(r(r#"{{ b64enc("hi") }} {{ b64dec("aGk=") }}"#), "aGk= hi");
     assert_eq!(
         r(r#"{{ sha256sum("x") }}"#),
@@ -369,7 +465,9 @@ fn semver_compare() {
     assert_eq!(r(r#"{{ semverCompare("^1.2.0", "1.2.3") }}"#), "True");
     assert_eq!(r(r#"{{ "1.2.3" | semverCompare(">=1.3") }}"#), "False");
     assert_eq!(
-        r(r#"{% set v = semver("v1.2.3-alpha.1+123") %}{{ v.Major }}.{{ v.Minor }}.{{ v.Patch }} {{ v.Prerelease }} {{ v.Metadata }}"#),
+        r(
+            r#"{% set v = semver("v1.2.3-alpha.1+123") %}{{ v.Major }}.{{ v.Minor }}.{{ v.Patch }} {{ v.Prerelease }} {{ v.Metadata }}"#
+        ),
         "1.2.3 alpha.1 123"
     );
     let e = fails(r#"{{ semverCompare(">= x.y.z.w", "1.2.3") }}"#);
@@ -380,16 +478,23 @@ fn semver_compare() {
 
 #[test]
 fn tpl_renders_in_the_same_environment() {
-    let ctx = json!({"values": {"name": "web", "t": "{{ values.name | upper }}-{{ trunc(2, 'abc') }}"}});
-    assert_eq!(render_with(r#"{{ tpl(values.t, {"values": values}) }}"#, &ctx), "WEB-ab");
+    let ctx =
+        json!({"values": {"name": "web", "t": "{{ values.name | upper }}-{{ trunc(2, 'abc') }}"}});
+    assert_eq!(
+        render_with(r#"{{ tpl(values.t, {"values": values}) }}"#, &ctx),
+        "WEB-ab"
+    );
     // Without a context, the caller's variables.
-    assert_eq!(render_with(r#"{{ tpl(values.t) }}"#, &ctx), "WEB-ab");
-    assert_eq!(render_with(r#"{% set x = 5 %}{{ "{{ x + 1 }}" | tpl }}"#, &ctx), "6");
+    assert_eq!(render_with(r"{{ tpl(values.t) }}", &ctx), "WEB-ab");
+    assert_eq!(
+        render_with(r#"{% set x = 5 %}{{ "{{ x + 1 }}" | tpl }}"#, &ctx),
+        "6"
+    );
     let e = render_in(r#"{{ tpl("{{ nope }}") }}"#, &ctx, SMALL).unwrap_err();
     assert!(e.contains("tpl: line 1 of the text"), "{e}");
     // A template that renders itself stops.
     let ctx = json!({"t": "{{ tpl(t) }}"});
-    let e = render_in(r#"{{ tpl(t) }}"#, &ctx, SMALL).unwrap_err();
+    let e = render_in(r"{{ tpl(t) }}", &ctx, SMALL).unwrap_err();
     assert!(e.contains("nested more than 8 deep"), "{e}");
 }
 
