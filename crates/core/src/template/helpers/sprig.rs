@@ -327,59 +327,232 @@ fn abbrev(s: &str, width: i64) -> Result<Value, Error> {
     ok(out)
 }
 
-/// The words of a name: split at spaces, `_`, `-` and `.`, before an upper-case letter that
-/// follows a lower-case one or a digit, and before the last upper-case letter of an acronym
-/// followed by a lower-case one (`HTTPServer` is `HTTP` `Server`).
-fn words(s: &str) -> Vec<String> {
-    let chars: Vec<char> = s.chars().collect();
-    let mut words = Vec::new();
-    let mut word = String::new();
-    for (i, &c) in chars.iter().enumerate() {
-        if c == '_' || c == '-' || c == ' ' || c == '.' || c.is_whitespace() {
-            if !word.is_empty() {
-                words.push(std::mem::take(&mut word));
+// Case conversion: a port of huandu/xstrings (what Sprig uses): `snakecase`/`kebabcase` are
+// `ToSnakeCase`/`ToKebabCase`, `camelcase` is `ToPascalCase` (`http_server` → `HttpServer`).
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Word {
+    Invalid,
+    Number,
+    Upper,
+    Alphabet,
+    Connector,
+    Punct,
+    Other,
+}
+
+fn is_connector(c: char) -> bool {
+    c == '-' || c == '_' || c.is_whitespace()
+}
+
+/// xstrings' `isAlphabet`: a letter, but not a CJK ideograph.
+fn is_alphabet(c: char) -> bool {
+    c.is_alphabetic()
+        && !matches!(u32::from(c), 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
+}
+
+/// Go's `unicode.IsPunct` for ASCII (symbols such as `$+<=>^|~` are not punctuation) and the
+/// common punctuation blocks.
+fn is_punct(c: char) -> bool {
+    if c.is_ascii() {
+        "!\"#%&'()*,-./:;?@[\\]_{}".contains(c)
+    } else {
+        matches!(u32::from(c), 0x2010..=0x2027 | 0x2030..=0x205E | 0x3001..=0x3003 | 0x3008..=0x3011 | 0xFF01..=0xFF0F)
+    }
+}
+
+fn go_upper(c: char) -> char {
+    let mut up = c.to_uppercase();
+    if up.len() == 1 {
+        up.next().unwrap_or(c)
+    } else {
+        c
+    }
+}
+
+fn go_lower(c: char) -> char {
+    let mut low = c.to_lowercase();
+    if low.len() == 1 {
+        low.next().unwrap_or(c)
+    } else {
+        c
+    }
+}
+
+/// xstrings' `nextWord`: the kind and length of the word `s` starts with.
+fn next_word(s: &[char]) -> (Word, usize) {
+    let Some(&first) = s.first() else {
+        return (Word::Invalid, 0);
+    };
+    let run = |from: usize, keep: &dyn Fn(char) -> bool| {
+        from + s[from..].iter().take_while(|c| keep(**c)).count()
+    };
+    if is_connector(first) {
+        (Word::Connector, run(1, &is_connector))
+    } else if is_punct(first) {
+        (Word::Punct, run(1, &is_punct))
+    } else if first.is_uppercase() {
+        match s.get(1) {
+            Some(c) if c.is_uppercase() => {
+                let end = run(1, &|c| c.is_uppercase());
+                // `HTTPServer` is `HTTP` and `Server`.
+                if end < s.len() && is_alphabet(s[end]) {
+                    (Word::Upper, end - 1)
+                } else {
+                    (Word::Upper, end)
+                }
             }
+            Some(c) if is_alphabet(*c) => (
+                Word::Upper,
+                run(1, &|c| is_alphabet(c) && !c.is_uppercase()),
+            ),
+            _ => (Word::Upper, 1),
+        }
+    } else if is_alphabet(first) {
+        (
+            Word::Alphabet,
+            run(1, &|c| is_alphabet(c) && !c.is_uppercase()),
+        )
+    } else if first.is_numeric() {
+        (Word::Number, run(1, &char::is_numeric))
+    } else {
+        (
+            Word::Other,
+            run(1, &|c| {
+                !(is_connector(c) || is_alphabet(c) || c.is_numeric() || is_punct(c))
+            }),
+        )
+    }
+}
+
+/// xstrings' `toLower`: upper-case words and connectors lower-cased, others as they are.
+fn push_lower(out: &mut String, kind: Word, word: &[char], connector: char) {
+    if kind != Word::Upper && kind != Word::Connector {
+        out.extend(word);
+        return;
+    }
+    for &c in word {
+        out.push(if is_connector(c) {
+            connector
+        } else if c.is_uppercase() {
+            go_lower(c)
+        } else {
+            c
+        });
+    }
+}
+
+/// The next word of `rest`, which moves past it.
+fn take<'a>(rest: &mut &'a [char]) -> (Word, &'a [char]) {
+    let (kind, len) = next_word(rest);
+    let (word, after) = rest.split_at(len);
+    *rest = after;
+    (kind, word)
+}
+
+/// xstrings' `camelCaseToLowerCase` (`ToSnakeCase`, `ToKebabCase`).
+fn join_words(s: &str, connector: char) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len() + s.len() / 2);
+    let mut rest: &[char] = &chars;
+    let (mut kind, mut word) = take(&mut rest);
+    while !rest.is_empty() {
+        if kind != Word::Connector {
+            push_lower(&mut out, kind, word, connector);
+        }
+        let (prev, last) = (kind, word);
+        (kind, word) = take(&mut rest);
+        match prev {
+            Word::Number => {
+                while kind == Word::Alphabet || kind == Word::Number {
+                    push_lower(&mut out, kind, word, connector);
+                    (kind, word) = take(&mut rest);
+                }
+                if !matches!(kind, Word::Invalid | Word::Punct | Word::Connector) {
+                    out.push(connector);
+                }
+            }
+            Word::Connector => push_lower(&mut out, prev, last, connector),
+            Word::Punct => {}
+            _ => {
+                if kind != Word::Number {
+                    if kind != Word::Connector && kind != Word::Punct {
+                        out.push(connector);
+                    }
+                    continue;
+                }
+                if rest.is_empty() {
+                    continue;
+                }
+                let number = word;
+                (kind, word) = take(&mut rest);
+                // A number is part of the word before it (`Bld4Floor` is `bld4_floor`),
+                // unless lower-case letters follow it (`HTTP2xx` is `http_2xx`).
+                if kind != Word::Alphabet {
+                    push_lower(&mut out, Word::Number, number, connector);
+                    if kind != Word::Connector && kind != Word::Punct {
+                        out.push(connector);
+                    }
+                    continue;
+                }
+                out.push(connector);
+                push_lower(&mut out, Word::Number, number, connector);
+                while kind == Word::Alphabet || kind == Word::Number {
+                    push_lower(&mut out, kind, word, connector);
+                    (kind, word) = take(&mut rest);
+                }
+                if !matches!(kind, Word::Invalid | Word::Connector | Word::Punct) {
+                    out.push(connector);
+                }
+            }
+        }
+    }
+    push_lower(&mut out, kind, word, connector);
+    out
+}
+
+/// xstrings' `ToPascalCase` (Sprig's `camelcase`): words separated by `_`, `-` or spaces,
+/// each starting upper-case; an all-upper-case word is lower-cased after its first letter;
+/// leading and doubled separators are kept.
+fn camelcase(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars();
+    let mut first_upper = false;
+    let mut r0 = None;
+    for c in chars.by_ref() {
+        if is_connector(c) {
+            out.push(c);
+        } else {
+            first_upper = c.is_uppercase();
+            r0 = Some(go_upper(c));
+            break;
+        }
+    }
+    let Some(mut r0) = r0 else {
+        return out;
+    };
+    for next in chars {
+        let r1 = r0;
+        r0 = next;
+        if is_connector(r0) && is_connector(r1) {
+            out.push(r1);
             continue;
         }
-        if c.is_uppercase() && !word.is_empty() {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
-                words.push(std::mem::take(&mut word));
+        if is_connector(r1) {
+            first_upper = r0.is_uppercase();
+            r0 = go_upper(r0);
+        } else {
+            if first_upper {
+                if r0.is_uppercase() {
+                    r0 = go_lower(r0);
+                } else {
+                    first_upper = false;
+                }
             }
-        }
-        word.push(c);
-    }
-    if !word.is_empty() {
-        words.push(word);
-    }
-    words
-}
-
-/// `snakecase` / `kebabcase`: lower-case words joined by `_` / `-`.
-fn join_words(s: &str, sep: char) -> String {
-    words(s)
-        .iter()
-        .map(|w| w.to_lowercase())
-        .collect::<Vec<_>>()
-        .join(&sep.to_string())
-}
-
-/// `camelcase`: Sprig's (xstrings `ToCamelCase`): words split at `_`, each starting with an
-/// upper-case letter (`http_server` is `HttpServer`); leading underscores are kept.
-fn camelcase(s: &str) -> String {
-    let leading = s.len() - s.trim_start_matches('_').len();
-    let mut out = s[..leading].to_owned();
-    for word in s[leading..]
-        .split(['_', ' ', '-'])
-        .filter(|w| !w.is_empty())
-    {
-        let mut chars = word.chars();
-        if let Some(first) = chars.next() {
-            out.extend(first.to_uppercase());
-            out.push_str(chars.as_str());
+            out.push(r1);
         }
     }
+    out.push(r0);
     out
 }
 

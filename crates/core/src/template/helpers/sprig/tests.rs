@@ -138,7 +138,25 @@ fn strings() {
     assert_eq!(r(r#"{{ "GO-PATH" | snakecase }}"#), "go_path");
     assert_eq!(r(r#"{{ kebabcase("FirstName") }}"#), "first-name");
     assert_eq!(r(r#"{{ camelcase("http_server") }}"#), "HttpServer");
-    assert_eq!(r(r#"{{ "_complex__case_" | camelcase }}"#), "_ComplexCase");
+    for (input, want) in [
+        ("http2xx", "http_2xx"),
+        ("HTTP20xOK", "http_20x_ok"),
+        ("Duration2m3s", "duration_2m3s"),
+        ("Bld4Floor3rd", "bld4_floor_3rd"),
+        ("FirstName", "first_name"),
+    ] {
+        assert_eq!(super::join_words(input, '_'), want, "{input}");
+    }
+    assert_eq!(super::join_words("HTTPServer", '-'), "http-server");
+    for (input, want) in [
+        ("some_words", "SomeWords"),
+        ("no_https", "NoHttps"),
+        ("_complex__case_", "_Complex_Case_"),
+        ("some words", "SomeWords"),
+        ("GOLANG_IS_GREAT", "GolangIsGreat"),
+    ] {
+        assert_eq!(super::camelcase(input), want, "{input}");
+    }
     assert_eq!(
         r(r#"{{ replace(" ", "-", "I Am Henry VIII") }}"#),
         "I-Am-Henry-VIII"
