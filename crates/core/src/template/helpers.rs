@@ -155,8 +155,10 @@ fn quote(value: &Value) -> Result<Value, Error> {
 }
 
 fn b64enc(value: &Value) -> Result<Value, Error> {
+    let text = display(value)?;
+    minijinja::budget::fits(text.len().div_ceil(3).saturating_mul(4))?;
     Ok(Value::from(
-        base64::engine::general_purpose::STANDARD.encode(display(value)?),
+        base64::engine::general_purpose::STANDARD.encode(text),
     ))
 }
 

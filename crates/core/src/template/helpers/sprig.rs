@@ -215,9 +215,21 @@ fn register_strings(env: &mut Environment<'_>) {
         ()
     );
     string_helper!(env, "abbrev", abbrev, (width: i64));
-    string_helper!(env, "snakecase", |s: &str| ok(join_words(s, '_')), ());
-    string_helper!(env, "kebabcase", |s: &str| ok(join_words(s, '-')), ());
-    string_helper!(env, "camelcase", |s: &str| ok(camelcase(s)), ());
+    // A connector between every two characters at most doubles the text; changing case
+    // changes a character's bytes by at most 3 times.
+    string_helper!(
+        env,
+        "snakecase",
+        |s: &str| grown(s, 2, |s| join_words(s, '_')),
+        ()
+    );
+    string_helper!(
+        env,
+        "kebabcase",
+        |s: &str| grown(s, 2, |s| join_words(s, '-')),
+        ()
+    );
+    string_helper!(env, "camelcase", |s: &str| grown(s, 3, camelcase), ());
     // Function forms of Jinja's string filters, in Sprig's argument order.
     env.add_function("replace", |old: &str, new: &str, s: &Value| {
         let s = display(s)?;
@@ -229,9 +241,13 @@ fn register_strings(env: &mut Environment<'_>) {
         fits(s.len().saturating_add(count.saturating_mul(new.len())))?;
         ok(s.replace(old, new))
     });
-    env.add_function("upper", |s: &Value| ok(display(s)?.to_uppercase()));
-    env.add_function("lower", |s: &Value| ok(display(s)?.to_lowercase()));
-    env.add_function("title", |s: &Value| ok(title(&display(s)?)));
+    env.add_function("upper", |s: &Value| {
+        grown(&display(s)?, 3, str::to_uppercase)
+    });
+    env.add_function("lower", |s: &Value| {
+        grown(&display(s)?, 3, str::to_lowercase)
+    });
+    env.add_function("title", |s: &Value| grown(&display(s)?, 3, title));
     env.add_function("trim", |s: &Value| ok(display(s)?.trim().to_owned()));
     env.add_function("join", |sep: &Value, list: &Value| {
         let sep = display(sep)?;
@@ -249,6 +265,13 @@ fn register_strings(env: &mut Environment<'_>) {
     env.add_function("last", |list: &Value| -> Result<Value, Error> {
         Ok(items_of(list)?.pop().unwrap_or(Value::from(())))
     });
+}
+
+/// `f(s)`, whose text is at most `factor` times as long as `s`, checked against the budget
+/// before it is built.
+fn grown(s: &str, factor: usize, f: impl Fn(&str) -> String) -> Result<Value, Error> {
+    fits(s.len().saturating_mul(factor))?;
+    Ok(Value::from(f(s)))
 }
 
 #[allow(clippy::unnecessary_wraps)] // the helpers return `Result`

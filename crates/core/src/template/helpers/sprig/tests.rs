@@ -427,6 +427,14 @@ fn hashes_and_encodings() {
 #[test]
 fn encodings_bounded() {
     bounded(r#"{{ b32enc(repeat(700000, "x")) }}"#);
+    bounded(r#"{{ b64enc(repeat(900000, "x")) }}"#);
+}
+
+#[test]
+fn case_conversions_bounded() {
+    bounded(r#"{{ snakecase(repeat(300000, "aB1")) }}"#);
+    bounded(r#"{{ upper(repeat(400000, "ab")) }}"#);
+    bounded(r#"{{ repeat(250000, "a_") | camelcase }}"#);
 }
 
 #[test]
