@@ -49,7 +49,7 @@ fn bounded(template: &str) {
 }
 
 #[test]
-fn default_falls_back_on_none_and_empty() {
+fn issue23_none_default_falls_back() {
     // issue 23: `none | default("d")` gave "None".
     assert_eq!(r(r#"{{ none | default("d") }}"#), "d");
     assert_eq!(r(r#"{{ "" | default("d") }}"#), "d");
@@ -71,7 +71,7 @@ fn default_falls_back_on_none_and_empty() {
 }
 
 #[test]
-fn logic() {
+fn issue23_logic() {
     assert_eq!(r(r#"{{ ternary("foo", "bar", true) }}"#), "foo");
     assert_eq!(r(r#"{{ true | ternary("foo", "bar") }}"#), "foo");
     assert_eq!(r(r#"{{ false | ternary("foo", "bar") }}"#), "bar");
@@ -86,7 +86,7 @@ fn logic() {
 }
 
 #[test]
-fn non_deterministic_helpers_are_errors() {
+fn issue23_non_deterministic_helpers_are_errors() {
     for t in [
         "{{ now() }}",
         "{{ randAlphaNum(5) }}",
@@ -102,7 +102,7 @@ fn non_deterministic_helpers_are_errors() {
 }
 
 #[test]
-fn strings() {
+fn issue23_strings() {
     assert_eq!(r(r#"{{ trunc(5, "hello world") }}"#), "hello");
     assert_eq!(r(r#"{{ trunc(-5, "hello world") }}"#), "world");
     assert_eq!(r(r#"{{ "hello world" | trunc(5) }}"#), "hello");
@@ -171,7 +171,7 @@ fn strings() {
 }
 
 #[test]
-fn strings_bounded() {
+fn issue23_strings_bounded() {
     bounded(r#"{{ repeat(1000000000, "x") }}"#);
     bounded(r#"{{ "xy" | repeat(9223372036854775807) }}"#);
     bounded(r#"{{ splitList("", repeat(400000, "x")) }}"#);
@@ -186,7 +186,7 @@ fn strings_bounded() {
 }
 
 #[test]
-fn regexes() {
+fn issue23_regexes() {
     assert_eq!(
         r(
             r#"{{ regexMatch("^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[A-Za-z]{2,}$", "test@acme.com") }}"#
@@ -225,7 +225,7 @@ fn regexes() {
 }
 
 #[test]
-fn regexes_bounded() {
+fn issue23_regexes_bounded() {
     // 2,000 `$0` per match of 100,000 bytes: each replacement is checked before it is added.
     bounded(&format!(
         r#"{{{{ regexReplaceAll("x+", repeat(100000, "x"), "{}") }}}}"#,
@@ -244,7 +244,7 @@ fn regexes_bounded() {
 }
 
 #[test]
-fn lists_and_dicts() {
+fn issue23_lists_and_dicts() {
     assert_eq!(r(r"{{ list(1, 2, 3) | toJson }}"), "[1,2,3]");
     assert_eq!(
         r(r#"{{ dict("name1", "value1", "name2", "value2") | toJson }}"#),
@@ -345,7 +345,7 @@ fn lists_and_dicts() {
 }
 
 #[test]
-fn lists_bounded() {
+fn issue23_lists_bounded() {
     // A list doubled in a loop, then concatenated and appended to: sized before it is built.
     bounded(
         r"{% set ns = namespace(l=[1]) %}{% for i in range(14) %}{% set ns.l = ns.l + ns.l %}{% endfor %}{{ concat(ns.l, ns.l, ns.l, ns.l, ns.l, ns.l, ns.l, ns.l) | length }}",
@@ -359,7 +359,7 @@ fn lists_bounded() {
 }
 
 #[test]
-fn conversion() {
+fn issue23_conversion() {
     assert_eq!(
         r(r"{{ toString(1) }}|{{ 1.0 | toString }}|{{ toString(true) }}|{{ toString(none) }}"),
         "1|1|true|"
@@ -389,7 +389,7 @@ fn conversion() {
 }
 
 #[test]
-fn conversion_bounded() {
+fn issue23_conversion_bounded() {
     bounded(
         r"{% set ns = namespace(l=[[[[[[[1]]]]]]]) %}{% for i in range(15) %}{% set ns.l = [ns.l, ns.l] %}{% endfor %}{{ toPrettyJson(ns.l) | length }}",
     );
@@ -397,7 +397,7 @@ fn conversion_bounded() {
 }
 
 #[test]
-fn hashes_and_encodings() {
+fn issue23_hashes_and_encodings() {
     assert_eq!(
         r(r#"{{ sha1sum("Hello world!") }}"#),
         "d3486ae9136e7856bc42212385ea797094475802"
@@ -425,20 +425,20 @@ fn hashes_and_encodings() {
 }
 
 #[test]
-fn encodings_bounded() {
+fn issue23_encodings_bounded() {
     bounded(r#"{{ b32enc(repeat(700000, "x")) }}"#);
     bounded(r#"{{ b64enc(repeat(900000, "x")) }}"#);
 }
 
 #[test]
-fn case_conversions_bounded() {
+fn issue23_case_conversions_bounded() {
     bounded(r#"{{ snakecase(repeat(300000, "aB1")) }}"#);
     bounded(r#"{{ upper(repeat(400000, "ab")) }}"#);
     bounded(r#"{{ repeat(250000, "a_") | camelcase }}"#);
 }
 
 #[test]
-fn semver_compare() {
+fn issue23_semver_compare() {
     // Masterminds/semver v3's documented examples.
     let cases = [
         (">= 1.2.3", "1.2.3", true),
@@ -503,7 +503,7 @@ fn semver_compare() {
 }
 
 #[test]
-fn tpl_renders_in_the_same_environment() {
+fn issue23_tpl_renders_in_the_same_environment() {
     let ctx =
         json!({"values": {"name": "web", "t": "{{ values.name | upper }}-{{ trunc(2, 'abc') }}"}});
     assert_eq!(
@@ -525,7 +525,7 @@ fn tpl_renders_in_the_same_environment() {
 }
 
 #[test]
-fn tpl_bounded() {
+fn issue23_tpl_bounded() {
     // The text's output counts against the caller's budget.
     bounded(r#"{{ tpl("{{ repeat(2000000, 'x') }}", {}) }}"#);
     let ctx = json!({"t": "{% for i in range(100000) %}{{ tpl(u, {}) }}{% endfor %}", "u": "{{ repeat(100, 'x') }}"});
