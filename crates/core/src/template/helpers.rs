@@ -1,5 +1,8 @@
 //! Template helpers users know from Helm/Sprig, with Helm's semantics where Jinja differs
-//! (`indent` indents the first line too).
+//! (`indent` indents the first line too). The Sprig functions Helm chart authors use are in
+//! [`sprig`] (`docs/reference/templates.md` lists every helper).
+
+mod sprig;
 
 use base64::Engine as _;
 use minijinja::value::{Serde, Value};
@@ -29,6 +32,7 @@ pub fn register(env: &mut Environment<'_>) {
     env.add_function("fail", fail);
     env.add_function("sha1short", sha1short);
     env.add_function("sha3short", sha3short);
+    sprig::register(env);
 }
 
 fn to_json_value(value: &Value) -> Result<serde_json::Value, Error> {
@@ -151,8 +155,10 @@ fn quote(value: &Value) -> Result<Value, Error> {
 }
 
 fn b64enc(value: &Value) -> Result<Value, Error> {
+    let text = display(value)?;
+    minijinja::budget::fits(text.len().div_ceil(3).saturating_mul(4))?;
     Ok(Value::from(
-        base64::engine::general_purpose::STANDARD.encode(display(value)?),
+        base64::engine::general_purpose::STANDARD.encode(text),
     ))
 }
 
