@@ -121,10 +121,10 @@ impl CelRules {
         };
         on_big_stack(|| self.validate_with_limits(structural, instance, limits)).unwrap_or_else(
             |message| {
-                vec![FieldError {
-                    path: FieldPath::root(),
-                    message: format!("Invalid value: {message}"),
-                }]
+                vec![FieldError::new(
+                    FieldPath::root(),
+                    format!("Invalid value: {message}"),
+                )]
             },
         )
     }
@@ -735,10 +735,7 @@ impl Run<'_> {
                         break;
                     }
                     Outcome::Timeout => {
-                        errs.push(FieldError {
-                            path: at,
-                            message: format!("Invalid value: {type_}: 'operation interrupted': {} for messageExpression: {}", timeout_detail(self.timeout), quote(src)),
-                        });
+                        errs.push(FieldError::new(at, format!("Invalid value: {type_}: 'operation interrupted': {} for messageExpression: {}", timeout_detail(self.timeout), quote(src))));
                         stop = true;
                         break;
                     }
