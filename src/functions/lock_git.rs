@@ -128,7 +128,12 @@ pub(super) fn lock(
                 },
             });
         }
-        let commit = crate::remote::git::load(&source, remote.cache(), remote.offline())
+        let commit = crate::remote::git::load(
+            &source,
+            remote.cache(),
+            remote.offline(),
+            crate::remote::git::Credentials::Scoped,
+        )
             .map_err(|e| RuntimeError::At {
                 path: format!("{}: {field}", file.display()),
                 reason: format!("{e} (nothing was written)"),

@@ -160,10 +160,27 @@ fn ref_key(source: &GitRef) -> String {
     key
 }
 
+/// Whether a fetch may answer a server that asks for credentials: only for a source the run
+/// trusts (or that the user named on the command line to pull it), never for one being viewed
+/// before it is trusted (issue 21 H6). Even then a credential goes only to the host it is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credentials {
+    /// `KRM_CATALOG_GIT_TOKEN` to the host of `KRM_CATALOG_GIT_TOKEN_HOST`, a `.netrc`
+    /// `machine` entry to its host.
+    Scoped,
+    /// None at all (`catalog view`: the source is not trusted yet).
+    Withheld,
+}
+
 /// Load `source`: a pinned commit from the cache when it is there (the commit id names the
 /// content), else by a shallow fetch; offline, an unpinned ref is taken at its last resolution
 /// the cache recorded, with a warning.
-pub fn load(source: &GitRef, cache: &Cache, offline: bool) -> Result<Fetched, GitError> {
+pub fn load(
+    source: &GitRef,
+    cache: &Cache,
+    offline: bool,
+    credentials: Credentials,
+) -> Result<Fetched, GitError> {
     let url = source.display_url();
     if let Some(pin) = source.pin()
         && let Some(files) = cached_tree(cache, &commit_key(source, pin))
@@ -206,7 +223,7 @@ pub fn load(source: &GitRef, cache: &Cache, offline: bool) -> Result<Fetched, Gi
     let (commit, files) = if let Some(dir) = source.url.strip_prefix("file://") {
         read_local(source, Path::new(dir))?
     } else {
-        fetch_remote(source, cache)?
+        fetch_remote(source, cache, credentials)?
     };
     if let Some(pin) = source.pin()
         && pin != commit
@@ -346,7 +363,11 @@ fn read_local(source: &GitRef, dir: &Path) -> Result<Tree, GitError> {
 
 /// A shallow fetch of the ref into a temporary bare repository, on a thread of its own that is
 /// abandoned at the deadline, with the pack size watched.
-fn fetch_remote(source: &GitRef, cache: &Cache) -> Result<Tree, GitError> {
+fn fetch_remote(
+    source: &GitRef,
+    cache: &Cache,
+    credentials: Credentials,
+) -> Result<Tree, GitError> {
     let url = source.display_url();
     if source.url.starts_with("git://") && source.pin().is_none() && !loopback(&source.url) {
         return Err(GitError::PlainGit { url });
@@ -359,7 +380,7 @@ fn fetch_remote(source: &GitRef, cache: &Cache) -> Result<Tree, GitError> {
     {
         let (source, dir, interrupt) = (source.clone(), dir.clone(), interrupt.clone());
         std::thread::spawn(move || {
-            let _ = tx.send(fetch_into(&source, &dir, &interrupt));
+            let _ = tx.send(fetch_into(&source, &dir, &interrupt, credentials));
         });
     }
     let started = Instant::now();
@@ -434,8 +455,21 @@ fn dir_size(dir: &Path, depth: usize) -> u64 {
         .sum()
 }
 
-fn fetch_into(source: &GitRef, dir: &Path, interrupt: &AtomicBool) -> Result<Tree, GitError> {
-    let e = |err: &dyn std::error::Error| fetch_error(source, chain(err));
+fn fetch_into(
+    source: &GitRef,
+    dir: &Path,
+    interrupt: &AtomicBool,
+    credentials: Credentials,
+) -> Result<Tree, GitError> {
+    // Why a server that asked for credentials got none, added to the error it then gives.
+    let withheld = Arc::new(std::sync::Mutex::new(None::<String>));
+    let e = |err: &dyn std::error::Error| {
+        let note = withheld.lock().ok().and_then(|n| n.clone());
+        match note {
+            Some(note) => fetch_error(source, format!("{} ({note})", chain(err))),
+            None => fetch_error(source, chain(err)),
+        }
+    };
     fs_err::create_dir_all(dir).map_err(|err| e(&err))?;
     gix::init_bare(dir).map_err(|err| e(&err))?;
     // Isolated: no system or user Git configuration (no url rewrites, no credential helpers,
@@ -470,11 +504,16 @@ fn fetch_into(source: &GitRef, dir: &Path, interrupt: &AtomicBool) -> Result<Tre
             gix::remote::Direction::Fetch,
         )
         .map_err(|err| e(&err))?;
-    let token = crate::env::git_token();
+    let scope = Scope {
+        withheld: credentials == Credentials::Withheld,
+        token: crate::env::git_token(),
+        token_host: crate::env::git_token_host(),
+        note: withheld.clone(),
+    };
     let mut connection = remote
         .connect(gix::remote::Direction::Fetch)
         .map_err(|err| e(&err))?
-        .with_credentials(move |action| Ok(credentials(action, token.as_deref())));
+        .with_credentials(move |action| Ok(scope.answer(action)));
     if source.url.starts_with("https://") || source.url.starts_with("http://") {
         let options = http_options(&repo, source)?;
         connection.set_transport_options(options);
@@ -486,6 +525,11 @@ fn fetch_into(source: &GitRef, dir: &Path, interrupt: &AtomicBool) -> Result<Tre
         )
         .map_err(|err| {
             let reason = chain(&err);
+            if let GitError::Fetch { reason: noted, .. } = e(&err)
+                && noted != reason
+            {
+                return fetch_error(source, noted);
+            }
             if reason.contains("matched any of") && !want_id {
                 GitError::NoSuchRef {
                     url: source.display_url(),
@@ -589,31 +633,102 @@ fn is_https(ctx: &gix::credentials::protocol::Context) -> bool {
             .is_some_and(|url| url.starts_with(b"https://"))
 }
 
-/// For an HTTPS server that asks: the `KRM_CATALOG_GIT_TOKEN`, else the server's entry of the
-/// user's `.netrc`, and nothing else: no helper program, no prompt.
-fn credentials(
-    action: gix::credentials::helper::Action,
-    token: Option<&str>,
-) -> Option<gix::credentials::protocol::Outcome> {
-    use gix::credentials::helper::{Action, NextAction};
-    let Action::Get(ctx) = action else {
-        return None;
-    };
-    if !is_https(&ctx) {
-        return None;
+/// What a fetch answers a server that asks for credentials, and why it answered nothing.
+struct Scope {
+    /// `catalog view`: nothing is sent.
+    withheld: bool,
+    token: Option<String>,
+    /// `host[:port]` the token is for (lowercase).
+    token_host: Option<String>,
+    /// Why nothing was sent, for the error the server then gives.
+    note: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl Scope {
+    /// For an HTTPS server that asks: `KRM_CATALOG_GIT_TOKEN` when the server is the host of
+    /// `KRM_CATALOG_GIT_TOKEN_HOST`, else the server's own `machine` entry of the user's
+    /// `.netrc`, and nothing else: no helper program, no prompt, no `default` entry, nothing
+    /// for a source that is not trusted yet.
+    fn answer(
+        &self,
+        action: gix::credentials::helper::Action,
+    ) -> Option<gix::credentials::protocol::Outcome> {
+        use gix::credentials::helper::{Action, NextAction};
+        let Action::Get(ctx) = action else {
+            return None;
+        };
+        let host = host_of(&ctx)?.to_ascii_lowercase();
+        let (username, password) = match self.choose(&ctx, &host) {
+            Ok(pair) => pair,
+            Err(why) => {
+                crate::log!(crate::logger::Level::Warn, "{why}");
+                if let Ok(mut note) = self.note.lock() {
+                    *note = Some(why);
+                }
+                return None;
+            }
+        };
+        Some(gix::credentials::protocol::Outcome {
+            identity: gix::sec::identity::Account {
+                username,
+                password,
+                oauth_refresh_token: None,
+            },
+            next: NextAction::from(ctx),
+        })
     }
-    let (username, password) = match token {
-        Some(token) => ("x-access-token".to_owned(), token.to_owned()),
-        None => super::netrc::credentials_for(&host_of(&ctx)?)?,
-    };
-    Some(gix::credentials::protocol::Outcome {
-        identity: gix::sec::identity::Account {
-            username,
-            password,
-            oauth_refresh_token: None,
-        },
-        next: NextAction::from(ctx),
-    })
+
+    /// The user name and password for `host`, or why there are none.
+    fn choose(
+        &self,
+        ctx: &gix::credentials::protocol::Context,
+        host: &str,
+    ) -> Result<(String, String), String> {
+        use crate::env::{GIT_TOKEN, GIT_TOKEN_HOST};
+        let asked = format!("{host} asked for credentials");
+        if self.withheld {
+            return Err(format!(
+                "{asked}; `catalog view` sends none, since the source is not trusted yet: \
+                 add it to spec.trustedCatalogs and run the function, or `krm-catalog catalog pull` it"
+            ));
+        }
+        if !is_https(ctx) {
+            return Err(format!("{asked}; credentials are sent over https only"));
+        }
+        if let (Some(token), Some(token_host)) = (&self.token, &self.token_host)
+            && same_host(token_host, host)
+        {
+            return Ok(("x-access-token".to_owned(), token.clone()));
+        }
+        let (entry, default_ignored) = super::netrc::credentials_for(host);
+        if let Some(pair) = entry {
+            return Ok(pair);
+        }
+        let bare = host.rsplit_once(':').map_or(host, |(name, _)| name);
+        let mut why = match (&self.token, &self.token_host) {
+            (Some(_), None) => format!(
+                "{asked}; {GIT_TOKEN} is not sent, since {GIT_TOKEN_HOST} is not set: set {GIT_TOKEN_HOST}={host} if the token is for this host"
+            ),
+            (Some(_), Some(token_host)) => format!(
+                "{asked}; {GIT_TOKEN} is not sent: it is for {token_host} ({GIT_TOKEN_HOST})"
+            ),
+            _ => format!(
+                "{asked} and none are set for it: {GIT_TOKEN} with {GIT_TOKEN_HOST}={host}, or a `machine {bare}` entry in .netrc"
+            ),
+        };
+        if default_ignored {
+            why.push_str("; the .netrc `default` entry is never sent");
+        }
+        Err(why)
+    }
+}
+
+/// Whether the `host[:port]` of `KRM_CATALOG_GIT_TOKEN_HOST` is `host` (as gix gives it: the
+/// port only when it is not 443).
+fn same_host(named: &str, host: &str) -> bool {
+    let named = named.strip_suffix(":443").unwrap_or(named);
+    let host = host.strip_suffix(":443").unwrap_or(host);
+    named.eq_ignore_ascii_case(host)
 }
 
 /// The `host[:port]` a credential request is for (gix gives it, or the URL).

@@ -760,9 +760,24 @@ fn issue12_git_credentials_only_from_the_token_and_no_user_git_config() {
     let input = resource_list(&entry(&private, "ref: v1, "), &[&trust], "");
     let out = env.run(&[], &input);
     assert_fails_with(&out, &format!("cannot fetch v1 from {private}"));
-    let out = env.run_with(&[], &input, &[("KRM_CATALOG_GIT_TOKEN", "wrong")]);
+    let host = format!("127.0.0.1:{}", https.port);
+    let out = env.run_with(
+        &[],
+        &input,
+        &[
+            ("KRM_CATALOG_GIT_TOKEN", "wrong"),
+            ("KRM_CATALOG_GIT_TOKEN_HOST", &host),
+        ],
+    );
     assert_fails_with(&out, &format!("cannot fetch v1 from {private}"));
-    let out = env.run_with(&[], &input, &[("KRM_CATALOG_GIT_TOKEN", TOKEN)]);
+    let out = env.run_with(
+        &[],
+        &input,
+        &[
+            ("KRM_CATALOG_GIT_TOKEN", TOKEN),
+            ("KRM_CATALOG_GIT_TOKEN_HOST", &host),
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_output(&out, &annotation(&private, &commit));
     assert!(
@@ -812,8 +827,15 @@ fn issue12_git_credentials_from_netrc() {
         !stdout(&out).contains(TOKEN) && !stderr(&out).contains(TOKEN),
         "the password was printed"
     );
-    // The token, when set, is what is sent.
-    let out = env.run_with(&[], &input, &[("KRM_CATALOG_GIT_TOKEN", "wrong")]);
+    // The token, when set for this host, is what is sent.
+    let out = env.run_with(
+        &[],
+        &input,
+        &[
+            ("KRM_CATALOG_GIT_TOKEN", "wrong"),
+            ("KRM_CATALOG_GIT_TOKEN_HOST", &format!("127.0.0.1:{}", https.port)),
+        ],
+    );
     assert_fails_with(&out, &format!("cannot fetch v1 from {private}"));
     // `$NETRC` names the file instead of `~/.netrc`.
     env.write("home/.netrc", "");
@@ -883,4 +905,112 @@ fn issue12_git_tree_read_obeys_the_bundle_limits_and_file_urls_need_no_git() {
     git(&dir, &["commit", "-q", "-m", "deep"]);
     let out = env.run(&[], &input("deep"));
     assert_fails_with(&out, "is nested deeper than 32 directories");
+}
+
+/// Issue 21 H6: `KRM_CATALOG_GIT_TOKEN` goes only to the host `KRM_CATALOG_GIT_TOKEN_HOST`
+/// names (never without it), a `.netrc` `default` entry to no host, and `catalog view` sends no
+/// credentials at all. Two HTTPS Git servers in one run; their logs say which requests carried
+/// an `Authorization` header.
+#[test]
+fn issue15_h6_token_only_to_named_host() {
+    let test = test_name!();
+    if !tools(test) || !have("openssl", test) {
+        return;
+    }
+    let tls = tls();
+    let (a, b) = (Server::git_http(Some(&tls)), Server::git_http(Some(&tls)));
+    let commit_a = make_repo(a.root());
+    make_repo(b.root());
+    let (private_a, private_b) = (a.url("private/repo"), b.url("private/repo"));
+    let (host_a, host_b) = (
+        format!("127.0.0.1:{}", a.port),
+        format!("127.0.0.1:{}", b.port),
+    );
+    let env = TestContext::new().with_ca(&tls.ca);
+    let home = env.mkdir("home");
+    let env = env.with_env("HOME", &home.to_string_lossy());
+    let input = resource_list(
+        &format!(
+            "{}\n    - {}",
+            entry(&private_a, "ref: v1, "),
+            entry(&private_b, "ref: v1, ")
+        ),
+        &[&a.url("*"), &b.url("*")],
+        "",
+    );
+    let authorized = |server: &Server| server.log().contains("[Authorization]");
+    let said = |out: &std::process::Output| format!("{}{}", stdout(out), stderr(out));
+    // The token and the host it is for: A gets it, B (which asks all the same) does not.
+    let out = env.run_with(
+        &[],
+        &input,
+        &[("KRM_CATALOG_GIT_TOKEN", TOKEN), ("KRM_CATALOG_GIT_TOKEN_HOST", &host_a)],
+    );
+    assert!(
+        stdout(&out).contains(&annotation(&private_a, &commit_a)),
+        "{}",
+        said(&out)
+    );
+    assert!(authorized(&a), "{}", a.log());
+    assert!(!authorized(&b), "the token went to B: {}", b.log());
+    assert!(
+        said(&out).contains(&format!(
+            "{host_b} asked for credentials; KRM_CATALOG_GIT_TOKEN is not sent: it is for {host_a} (KRM_CATALOG_GIT_TOKEN_HOST)"
+        )),
+        "{}",
+        said(&out)
+    );
+    // Without KRM_CATALOG_GIT_TOKEN_HOST the token goes nowhere, and the error says why.
+    let before_a = a.log();
+    let out = env.run_with(&[], &input, &[("KRM_CATALOG_GIT_TOKEN", TOKEN)]);
+    assert!(!a.log()[before_a.len()..].contains("[Authorization]"), "{}", a.log());
+    assert!(!authorized(&b), "{}", b.log());
+    assert!(
+        said(&out).contains(&format!(
+            "cannot fetch v1 from {private_a}"
+        )) && said(&out).contains(&format!(
+            "{host_a} asked for credentials; KRM_CATALOG_GIT_TOKEN is not sent, since KRM_CATALOG_GIT_TOKEN_HOST is not set: set KRM_CATALOG_GIT_TOKEN_HOST={host_a} if the token is for this host"
+        )),
+        "{}",
+        said(&out)
+    );
+    // A `.netrc` `default` entry is never sent; a `machine` entry only to its host (by name,
+    // so here both servers would match one: none is written).
+    env.write(
+        "home/.netrc",
+        format!("default login x-access-token password {TOKEN}\n"),
+    );
+    let before_a = a.log();
+    let out = env.run(&[], &input);
+    assert!(!a.log()[before_a.len()..].contains("[Authorization]"), "{}", a.log());
+    assert!(!authorized(&b), "{}", b.log());
+    assert!(
+        said(&out).contains(&format!(
+            "{host_b} asked for credentials and none are set for it: KRM_CATALOG_GIT_TOKEN with KRM_CATALOG_GIT_TOKEN_HOST={host_b}, or a `machine 127.0.0.1` entry in .netrc; the .netrc `default` entry is never sent"
+        )),
+        "{}",
+        said(&out)
+    );
+    // `catalog view` of a source (not trusted yet) sends nothing, even to the token's host.
+    let before_a = a.log();
+    let out = env.run_with(
+        &["catalog", "view", &format!("git::{private_a}//catalogs/team?ref=v1")],
+        "",
+        &[("KRM_CATALOG_GIT_TOKEN", TOKEN), ("KRM_CATALOG_GIT_TOKEN_HOST", &host_a)],
+    );
+    assert!(!out.status.success(), "{}", said(&out));
+    assert!(
+        a.log()[before_a.len()..].contains("GET /private/repo"),
+        "{}",
+        a.log()
+    );
+    assert!(!a.log()[before_a.len()..].contains("[Authorization]"), "{}", a.log());
+    assert!(
+        stderr(&out).contains(&format!(
+            "{host_a} asked for credentials; `catalog view` sends none, since the source is not trusted yet"
+        )),
+        "{}",
+        said(&out)
+    );
+    assert!(!said(&out).contains(TOKEN), "the token was printed");
 }
