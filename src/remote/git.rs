@@ -101,6 +101,17 @@ pub enum GitError {
         /// The bound that was hit.
         reason: String,
     },
+    /// An object of the pack (or of a `file://` repository) unpacks past the allocation limit.
+    #[error(
+        "{url}: an object of the repository unpacks to more than {bytes} bytes (a pack of small deltas can expand without bound); raise {} if the repository holds files that big",
+        crate::env::MAX_GIT_OBJECT_BYTES
+    )]
+    ObjectTooBig {
+        /// The URL.
+        url: String,
+        /// The limit.
+        bytes: u64,
+    },
     /// `git://` without a commit pin to a host that is not loopback.
     #[error(
         "{url}: git:// is unauthenticated; pin the catalog with commit: <full sha> (the commit id proves the content), or use https://"
@@ -325,6 +336,14 @@ fn fetch_error(source: &GitRef, reason: impl std::fmt::Display) -> GitError {
     let url = source.display_url();
     // gix names the URL it was given: never print the credentials in it.
     let reason = reason.to_string().replace(&source.url, &url);
+    // gix's allocation limit (`gitoxide.objects.allocLimit`) was hit while resolving the pack
+    // or reading an object.
+    if reason.contains("too large to fit in memory") {
+        return GitError::ObjectTooBig {
+            url,
+            bytes: crate::env::max_git_object_bytes(),
+        };
+    }
     GitError::Fetch {
         url,
         reference: source.reference.clone(),
@@ -334,8 +353,11 @@ fn fetch_error(source: &GitRef, reason: impl std::fmt::Display) -> GitError {
 
 /// A `file://` repository, opened in place: the ref resolved locally, no process spawned.
 fn read_local(source: &GitRef, dir: &Path) -> Result<Tree, GitError> {
-    let repo = gix::open_opts(dir, gix::open::Options::isolated())
-        .map_err(|e| fetch_error(source, chain(&e)))?;
+    let repo = gix::open_opts(
+        dir,
+        gix::open::Options::isolated().config_overrides([alloc_limit()]),
+    )
+    .map_err(|e| fetch_error(source, chain(&e)))?;
     let id = if is_commit_id(&source.reference) {
         gix::ObjectId::from_hex(source.reference.as_bytes()).map_err(|e| fetch_error(source, e))?
     } else {
@@ -475,15 +497,19 @@ fn fetch_into(
     // Isolated: no system or user Git configuration (no url rewrites, no credential helpers,
     // no proxies of theirs); redirects are not followed (the trust list was checked for the
     // URL as written, and is not asked again for a hop).
+    // gix's allocation limit bounds every object it unpacks (resolving the pack's deltas,
+    // reading objects): the pack limit counts compressed bytes, and a few KB of deltas can
+    // describe gigabytes (issue 21 H5).
     let options = gix::open::Options::isolated().config_overrides([
-        "http.followRedirects=false",
-        "http.lowSpeedLimit=1",
-        "http.lowSpeedTime=30",
-        "protocol.version=2",
-        "protocol.allow=always",
-        "protocol.file.allow=never",
-        "protocol.ext.allow=never",
-        "protocol.ssh.allow=never",
+        "http.followRedirects=false".to_owned(),
+        "http.lowSpeedLimit=1".to_owned(),
+        "http.lowSpeedTime=30".to_owned(),
+        "protocol.version=2".to_owned(),
+        "protocol.allow=always".to_owned(),
+        "protocol.file.allow=never".to_owned(),
+        "protocol.ext.allow=never".to_owned(),
+        "protocol.ssh.allow=never".to_owned(),
+        alloc_limit(),
     ]);
     let repo = gix::open_opts(dir, options).map_err(|err| e(&err))?;
     let want_id = is_commit_id(&source.reference);
@@ -576,6 +602,15 @@ fn fetch_into(
         });
     };
     read_commit(&repo, source, id)
+}
+
+/// The `gitoxide.objects.allocLimit` override: no single allocation for an object's data (a
+/// pack entry, a resolved delta, an object read) above `KRM_CATALOG_MAX_GIT_OBJECT_BYTES`.
+fn alloc_limit() -> String {
+    format!(
+        "gitoxide.objects.allocLimit={}",
+        crate::env::max_git_object_bytes()
+    )
 }
 
 /// The HTTP options the isolated configuration gives, plus the client of the rest of the
@@ -750,6 +785,7 @@ fn read_commit(
     id: gix::ObjectId,
 ) -> Result<Tree, GitError> {
     let e = |err: &dyn std::error::Error| fetch_error(source, chain(err));
+    check_size(repo, source, id)?;
     let commit = repo
         .find_object(id)
         .map_err(|err| e(&err))?
@@ -773,6 +809,27 @@ fn read_commit(
     reader.walk(root, "", 0)?;
     let files = reader.files;
     Ok((commit_id, files))
+}
+
+/// An object's size from its header, before it is read: past the allocation limit, an error
+/// (gix refuses it too; this names the limit without unpacking anything).
+fn check_size(
+    repo: &gix::Repository,
+    source: &GitRef,
+    id: gix::ObjectId,
+) -> Result<(), GitError> {
+    let size = repo
+        .find_header(id)
+        .map_err(|err| fetch_error(source, chain(&err)))?
+        .size();
+    let bytes = crate::env::max_git_object_bytes();
+    if size > bytes {
+        return Err(GitError::ObjectTooBig {
+            url: source.display_url(),
+            bytes,
+        });
+    }
+    Ok(())
 }
 
 struct TreeReader<'a> {
@@ -810,6 +867,7 @@ impl TreeReader<'_> {
         &self,
         tree: gix::ObjectId,
     ) -> Result<Vec<(String, gix::objs::tree::EntryMode, gix::ObjectId)>, GitError> {
+        check_size(self.repo, self.source, tree)?;
         let tree = self
             .repo
             .find_tree(tree)

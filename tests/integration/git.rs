@@ -1014,3 +1014,89 @@ fn issue15_h6_token_only_to_named_host() {
     );
     assert!(!said(&out).contains(TOKEN), "the token was printed");
 }
+
+/// Issue 21 H5: a pack of a few KB whose deltas unpack to 256 MiB each (8 of them:
+/// `tests/support/git_delta_bomb.py`, served as stored by `git http-backend`) fails at gix's
+/// allocation limit (`KRM_CATALOG_MAX_GIT_OBJECT_BYTES`, 16 MiB) with an error naming it, and
+/// the run stays small in memory; below the limit the same shape loads.
+#[test]
+fn issue15_h5_git_delta_bomb_is_refused_bounded_in_memory() {
+    const MEASURE: &str = "import resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
+sys.stderr.write('peak-kib=%d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(p.returncode)
+";
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    make_repo(http.root());
+    let dir = http.root().join("repo");
+    let bomb = |branch: &str, count: &str, mib: &str| {
+        let ids = succeed(
+            Command::new("python3")
+                .arg(crate::util::root().join("tests/support/git_delta_bomb.py"))
+                .arg(dir.join(".git/objects"))
+                .args([count, mib]),
+        );
+        git(&dir, &["checkout", "-q", "-b", branch, "main"]);
+        for (i, id) in ids.lines().enumerate() {
+            git(
+                &dir,
+                &[
+                    "update-index",
+                    "--add",
+                    "--cacheinfo",
+                    &format!("100644,{id},big{i}.bin"),
+                ],
+            );
+        }
+        git(&dir, &["commit", "-q", "-m", branch]);
+    };
+    bomb("bomb", "8", "256");
+    bomb("small", "2", "1");
+    let url = http.url("repo");
+    let env = TestContext::new();
+    let input = |branch: &str| {
+        resource_list(&entry(&url, &format!("ref: {branch}, ")), &[&http.url("*")], "")
+    };
+    let mut cmd = env.command("python3");
+    cmd.args(["-c", MEASURE])
+        .arg(crate::util::bin())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("python3");
+    {
+        use std::io::Write as _;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(input("bomb").as_bytes()).expect("stdin");
+    }
+    let out = child.wait_with_output().expect("wait");
+    assert_fails_with(
+        &out,
+        &format!(
+            "{url}: an object of the repository unpacks to more than 16777216 bytes (a pack of small deltas can expand without bound); raise KRM_CATALOG_MAX_GIT_OBJECT_BYTES if the repository holds files that big"
+        ),
+    );
+    let peak_kib: u64 = stderr(&out)
+        .lines()
+        .find_map(|l| l.strip_prefix("peak-kib="))
+        .and_then(|n| n.parse().ok())
+        .expect("peak line");
+    assert!(
+        peak_kib < 128 * 1024,
+        "peak {} MiB for a pack that unpacks to 2 GiB",
+        peak_kib / 1024
+    );
+    // A limit of 1 MiB refuses the 1 MiB blobs plus one byte; the default takes them.
+    let out = env.run_with(
+        &[],
+        &input("small"),
+        &[("KRM_CATALOG_MAX_GIT_OBJECT_BYTES", "1048576")],
+    );
+    assert_fails_with(&out, "unpacks to more than 1048576 bytes");
+    let out = env.run(&[], &input("small"));
+    assert!(out.status.success(), "{}", stderr(&out));
+}
