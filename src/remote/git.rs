@@ -112,6 +112,12 @@ pub enum GitError {
         /// The limit.
         bytes: u64,
     },
+    /// `http://` to a host that is not loopback: the rule of `url:` catalogs.
+    #[error("{url}: plain HTTP is refused except for loopback hosts; use https://")]
+    PlainHttp {
+        /// The URL.
+        url: String,
+    },
     /// `git://` without a commit pin to a host that is not loopback.
     #[error(
         "{url}: git:// is unauthenticated; pin the catalog with commit: <full sha> (the commit id proves the content), or use https://"
@@ -335,7 +341,10 @@ fn chain(err: &dyn std::error::Error) -> String {
 fn fetch_error(source: &GitRef, reason: impl std::fmt::Display) -> GitError {
     let url = source.display_url();
     // gix names the URL it was given: never print the credentials in it.
-    let reason = reason.to_string().replace(&source.url, &url);
+    let reason = reason
+        .to_string()
+        .replace(&source.url, &url)
+        .replace(&parsed_url(source), &url);
     // gix's allocation limit (`gitoxide.objects.allocLimit`) was hit while resolving the pack
     // or reading an object.
     if reason.contains("too large to fit in memory") {
@@ -391,6 +400,9 @@ fn fetch_remote(
     credentials: Credentials,
 ) -> Result<Tree, GitError> {
     let url = source.display_url();
+    if source.url.starts_with("http://") && !loopback(&source.url) {
+        return Err(GitError::PlainHttp { url });
+    }
     if source.url.starts_with("git://") && source.pin().is_none() && !loopback(&source.url) {
         return Err(GitError::PlainGit { url });
     }
@@ -443,6 +455,12 @@ fn fetch_remote(
     // An abandoned fetch may still be writing: removing the directory under it makes it fail.
     let _ = fs_err::remove_dir_all(&dir);
     result
+}
+
+/// The URL as the trust list read it (the WHATWG parser's serialisation), which is what gix is
+/// given: gix's own parser could read another host out of the text as written (issue 21 L4).
+fn parsed_url(source: &GitRef) -> String {
+    reqwest::Url::parse(&source.url).map_or_else(|_| source.url.clone(), String::from)
 }
 
 fn loopback(url: &str) -> bool {
@@ -522,7 +540,7 @@ fn fetch_into(
         ]
     };
     let remote = repo
-        .remote_at(source.url.as_str())
+        .remote_at(parsed_url(source).as_str())
         .map_err(|err| e(&err))?
         .with_fetch_tags(gix::remote::fetch::Tags::None)
         .with_refspecs(
@@ -622,7 +640,7 @@ fn http_options(
     use gix::protocol::transport::client::blocking_io::http;
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut options = repo
-        .transport_options(source.url.as_str(), None)
+        .transport_options(parsed_url(source).as_str(), None)
         .map_err(|err| fetch_error(source, err))?
         .unwrap_or_else(|| Box::new(http::Options::default()));
     let certs = match crate::env::ca_file() {
@@ -868,16 +886,33 @@ impl TreeReader<'_> {
         tree: gix::ObjectId,
     ) -> Result<Vec<(String, gix::objs::tree::EntryMode, gix::ObjectId)>, GitError> {
         check_size(self.repo, self.source, tree)?;
+        let id = tree;
         let tree = self
             .repo
-            .find_tree(tree)
+            .find_tree(id)
             .map_err(|e| self.tree_error(e.to_string()))?;
         let decoded = tree.decode().map_err(|e| self.tree_error(e.to_string()))?;
-        Ok(decoded
-            .entries
-            .iter()
-            .map(|entry| (entry.filename.to_string(), entry.mode, entry.oid.to_owned()))
-            .collect())
+        // Git itself never writes these; a crafted tree may (issue 21 L4): a name that is not
+        // one file name, or one that is there twice, would make the files read depend on who
+        // reads them.
+        let mut seen = std::collections::HashSet::new();
+        let mut entries = Vec::with_capacity(decoded.entries.len());
+        for entry in &decoded.entries {
+            let raw: &[u8] = entry.filename.as_ref();
+            let name = entry.filename.to_string();
+            if raw.is_empty() || raw == b"." || raw == b".." || raw.contains(&b'/') || raw.contains(&0) {
+                return Err(self.tree_error(format!(
+                    "tree {id} has an entry named {name:?}, which is not a file name (a crafted tree: Git never writes one)"
+                )));
+            }
+            if !seen.insert(raw.to_vec()) {
+                return Err(self.tree_error(format!(
+                    "tree {id} has two entries named {name:?} (a crafted tree: Git never writes one)"
+                )));
+            }
+            entries.push((name, entry.mode, entry.oid.to_owned()));
+        }
+        Ok(entries)
     }
 
     /// The tree at `path` (already normalised: no `.`/`..`); a link on the way is refused,

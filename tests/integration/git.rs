@@ -1100,3 +1100,127 @@ sys.exit(p.returncode)
     let out = env.run(&[], &input("small"));
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// Issue 21 M2: plain `http://` Git to a host that is not loopback is refused before any
+/// request, pinned or not, as a `url:` catalog at the same address is.
+#[test]
+fn issue15_m2_plain_http_git_to_a_remote_host_is_refused() {
+    let env = TestContext::new();
+    let url = "http://192.0.2.1/repo";
+    for fields in [
+        "ref: v1, ".to_owned(),
+        format!("ref: v1, commit: {}, ", "a".repeat(40)),
+    ] {
+        let out = env.run(&[], &resource_list(&entry(url, &fields), &[url], ""));
+        assert_fails_with(
+            &out,
+            &format!(
+                "{url}: plain HTTP is refused except for loopback hosts; use https://"
+            ),
+        );
+        assert!(!stderr(&out).contains("cannot fetch"), "{}", stderr(&out));
+    }
+}
+
+/// `git hash-object --literally` of a tree written byte by byte: `(mode, name, id)`.
+fn crafted_tree(dir: &Path, entries: &[(&str, &[u8], &str)]) -> String {
+    use std::io::Write as _;
+    let mut raw = Vec::new();
+    for (mode, name, id) in entries {
+        raw.extend_from_slice(mode.as_bytes());
+        raw.push(b' ');
+        raw.extend_from_slice(name);
+        raw.push(0);
+        let hex = id.as_bytes();
+        for pair in hex.chunks(2) {
+            let text = std::str::from_utf8(pair).expect("hex");
+            raw.push(u8::from_str_radix(text, 16).expect("hex"));
+        }
+    }
+    let mut child = Command::new("git")
+        .current_dir(dir)
+        .args(["hash-object", "-t", "tree", "--literally", "-w", "--stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("git hash-object");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&raw)
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Issue 21 L4: tree entries named `..`, `/etc/abs.yaml` or twice the same name (which Git
+/// never writes) are an error naming the tree and the entry; a URL with a backslash (which
+/// parsers read as different hosts) is refused as written.
+#[test]
+fn issue15_l4_crafted_tree_entries_and_backslash_urls_are_refused() {
+    let test = test_name!();
+    if !have("git", test) {
+        return;
+    }
+    let env = TestContext::new();
+    let base = env.mkdir("repos");
+    make_repo(&base);
+    let dir = base.join("repo");
+    let url = format!("file://{}", dir.display());
+    let blob = git(&dir, &["rev-parse", "HEAD:catalogs/team/catalog.yaml"]);
+    let other = git(&dir, &["hash-object", "-w", "README.md"]);
+    for (branch, team, bad) in [
+        (
+            "dotdot",
+            vec![("100644", &b"catalog.yaml"[..], blob.as_str()), ("100644", &b".."[..], other.as_str())],
+            "has an entry named \"..\", which is not a file name (a crafted tree: Git never writes one)",
+        ),
+        (
+            "absolute",
+            vec![("100644", &b"/etc/abs.yaml"[..], blob.as_str()), ("100644", &b"catalog.yaml"[..], blob.as_str())],
+            "has an entry named \"/etc/abs.yaml\", which is not a file name (a crafted tree: Git never writes one)",
+        ),
+        (
+            "twice",
+            vec![("100644", &b"catalog.yaml"[..], blob.as_str()), ("100644", &b"catalog.yaml"[..], other.as_str())],
+            "has two entries named \"catalog.yaml\" (a crafted tree: Git never writes one)",
+        ),
+    ] {
+        let team_tree = crafted_tree(&dir, &team);
+        let catalogs = crafted_tree(&dir, &[("40000", b"team", &team_tree)]);
+        let root = crafted_tree(&dir, &[("40000", b"catalogs", &catalogs)]);
+        let commit = git(&dir, &["commit-tree", &root, "-m", branch]);
+        git(&dir, &["update-ref", &format!("refs/heads/{branch}"), &commit]);
+        let out = env.run(
+            &[],
+            &resource_list(&entry(&url, &format!("ref: {branch}, ")), &[], ""),
+        );
+        assert_fails_with(&out, &format!("{url}@{commit}: tree {team_tree} {bad}"));
+    }
+    // `http://A\@B/`: the WHATWG parser (trust) reads host A, gix read host B.
+    let backslash = "http://127.0.0.1:1\\\\@example.com/repo";
+    let out = env.run(
+        &[],
+        &resource_list(
+            &format!("{{git: {{url: \"{backslash}\", ref: v1}}}}"),
+            &["http://127.0.0.1:1/*"],
+            "",
+        ),
+    );
+    assert_fails_with(
+        &out,
+        "spec.catalogs[0].git.url: must not contain a backslash: URL parsers read it differently (write / or %5C)",
+    );
+    let out = env.run(
+        &["catalog", "view", &format!("git::{}?ref=v1", backslash.replace("\\\\", "\\"))],
+        "",
+    );
+    assert!(!out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("url must not contain a backslash"),
+        "{}",
+        stderr(&out)
+    );
+}
