@@ -112,6 +112,18 @@ pub enum GitError {
         /// The limit.
         bytes: u64,
     },
+    /// The server advertised more refs than a fetch reads.
+    #[error(
+        "{url}: the server advertised more than {lines} refs or {bytes} bytes of them; a catalog repository needs a few (ask for a tag or a branch that fewer refs start with)"
+    )]
+    TooManyRefs {
+        /// The URL.
+        url: String,
+        /// The line bound.
+        lines: u64,
+        /// The byte bound.
+        bytes: u64,
+    },
     /// `http://` to a host that is not loopback: the rule of `url:` catalogs.
     #[error("{url}: plain HTTP is refused except for loopback hosts; use https://")]
     PlainHttp {
@@ -503,7 +515,15 @@ fn fetch_into(
 ) -> Result<Tree, GitError> {
     // Why a server that asked for credentials got none, added to the error it then gives.
     let withheld = Arc::new(std::sync::Mutex::new(None::<String>));
+    let budget = Arc::new(super::git_transport::Budget::default());
     let e = |err: &dyn std::error::Error| {
+        if budget.exhausted() {
+            return GitError::TooManyRefs {
+                url: source.display_url(),
+                lines: super::git_transport::MAX_LINES,
+                bytes: super::git_transport::MAX_LINE_BYTES,
+            };
+        }
         let note = withheld.lock().ok().and_then(|n| n.clone());
         match note {
             Some(note) => fetch_error(source, format!("{} ({note})", chain(err))),
@@ -554,9 +574,24 @@ fn fetch_into(
         token_host: crate::env::git_token_host(),
         note: withheld.clone(),
     };
+    // gix's own transport for the URL, with the lines it reads counted (issue 21 M4).
+    let (url, version) = remote
+        .sanitized_url_and_version(gix::remote::Direction::Fetch)
+        .map_err(|err| e(&err))?;
+    let inner = gix::protocol::transport::client::blocking_io::connect::connect(
+        url,
+        gix::protocol::transport::client::blocking_io::connect::Options {
+            version,
+            ..Default::default()
+        },
+    )
+    .map_err(|err| e(&err))?;
+    let transport = super::git_transport::Bounded {
+        inner,
+        budget: budget.clone(),
+    };
     let mut connection = remote
-        .connect(gix::remote::Direction::Fetch)
-        .map_err(|err| e(&err))?
+        .to_connection_with_transport(transport)
         .with_credentials(move |action| Ok(scope.answer(action)));
     if source.url.starts_with("https://") || source.url.starts_with("http://") {
         let options = http_options(&repo, source)?;
@@ -569,10 +604,12 @@ fn fetch_into(
         )
         .map_err(|err| {
             let reason = chain(&err);
-            if let GitError::Fetch { reason: noted, .. } = e(&err)
-                && noted != reason
-            {
-                return fetch_error(source, noted);
+            match e(&err) {
+                GitError::Fetch { reason: noted, .. } if noted != reason => {
+                    return fetch_error(source, noted);
+                }
+                too_many @ GitError::TooManyRefs { .. } => return too_many,
+                _ => {}
             }
             if reason.contains("matched any of") && !want_id {
                 GitError::NoSuchRef {

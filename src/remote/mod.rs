@@ -6,6 +6,7 @@ pub mod archive;
 pub mod cache;
 mod error;
 pub mod git;
+mod git_transport;
 pub mod net;
 mod netrc;
 pub mod oci;

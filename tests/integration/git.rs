@@ -1224,3 +1224,38 @@ fn issue15_l4_crafted_tree_entries_and_backslash_urls_are_refused() {
         stderr(&out)
     );
 }
+
+/// Issue 21 M4: the ref advertisement is bounded: a server that advertises 100,001 refs (an
+/// honest `git http-backend` over a repository that has that many tags starting with `v1`)
+/// ends the fetch with an error naming the bound, before gix holds them all.
+#[test]
+fn issue15_m4_ref_advertisement_is_bounded() {
+    use std::fmt::Write as _;
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    let commit = make_repo(http.root());
+    let dir = http.root().join("repo");
+    let mut packed = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+    let mut names: Vec<String> = (0..100_001).map(|i| format!("refs/tags/v1-{i:06}")).collect();
+    names.push("refs/heads/main".to_owned());
+    names.sort();
+    for name in &names {
+        let _ = writeln!(packed, "{commit} {name}");
+    }
+    fs_err::write(dir.join(".git/packed-refs"), packed).expect("packed-refs");
+    fs_err::remove_file(dir.join(".git/refs/heads/main")).expect("loose main");
+    let url = http.url("repo");
+    // `v1`: ls-refs asks for the prefixes `refs/tags/v1` and `refs/heads/v1`, which every tag
+    // matches.
+    let input = resource_list(&entry(&url, "ref: v1, "), &[&http.url("*")], "");
+    let out = TestContext::new().run(&[], &input);
+    assert_fails_with(
+        &out,
+        &format!(
+            "{url}: the server advertised more than 100000 refs or 16777216 bytes of them; a catalog repository needs a few"
+        ),
+    );
+}
