@@ -305,7 +305,8 @@ fn cached_tree(cache: &Cache, key: &str) -> Option<Vec<(String, Vec<u8>)>> {
 
 fn blob_files(cache: &Cache, hex: &str) -> Option<Vec<(String, Vec<u8>)>> {
     let bytes = cache.get_blob(hex)?;
-    archive::unpack(&bytes, &Bounds::catalog()).ok()
+    // Exactly as stored: a single directory at the top is the commit's, not a wrapper.
+    archive::unpack_exact(&bytes, &Bounds::catalog()).ok()
 }
 
 /// Store the subtree under its commit (and an unpinned ref's resolution); a cache that cannot
@@ -315,8 +316,16 @@ fn store(cache: &Cache, source: &GitRef, commit: &str, files: &[(String, Vec<u8>
         .iter()
         .map(|(p, c)| (p.as_str(), c.as_slice()))
         .collect();
-    let packed = archive::pack(&borrowed);
-    let result = cache.put_blob(&packed).and_then(|hex| {
+    // A file the archive cannot hold as named leaves the commit uncached (fetched again next
+    // time) rather than cached without it; the copy must read back as the very files (names,
+    // order, bytes) of the commit.
+    let result = archive::try_pack(&borrowed).and_then(|packed| {
+        if archive::unpack_exact(&packed, &Bounds::catalog()).ok().as_deref() != Some(files) {
+            return Err(std::io::Error::other(format!(
+                "the files of commit {commit} do not read back the same from an archive (a name it cannot hold); not cached"
+            )));
+        }
+        let hex = cache.put_blob(&packed)?;
         let entry = RefEntry {
             digest: hex,
             kind: "git".into(),

@@ -1259,3 +1259,41 @@ fn issue15_m4_ref_advertisement_is_bounded() {
         ),
     );
 }
+
+/// Issue 21 M3: the Git cache is a faithful copy of the commit's subtree: a catalog whose
+/// files sit in one directory (`path: catalogs`, all under `team/`) reads the same cold, warm
+/// and offline: the same `catalog view` (digest included) and the same run output.
+#[test]
+fn issue15_m3_git_cache_is_a_faithful_copy() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    let commit = make_repo(http.root());
+    let url = http.url("repo");
+    let source = format!("git::{url}//catalogs?ref=v1&commit={commit}");
+    let env = TestContext::new();
+    let cold = env.run(&["catalog", "view", &source], "");
+    assert!(cold.status.success(), "{}", stderr(&cold));
+    let requests = http.requests();
+    let warm = env.run(&["catalog", "view", &source], "");
+    assert_eq!(http.requests(), requests, "the warm view fetched");
+    assert_eq!(stdout(&warm), stdout(&cold));
+    let input = resource_list(
+        &format!("{{git: {{url: \"{url}\", ref: v1, commit: {commit}, path: catalogs}}}}"),
+        &[&http.url("*")],
+        "",
+    );
+    let fresh = TestContext::new();
+    let online = fresh.run(&[], &input);
+    assert!(online.status.success(), "{}", stderr(&online));
+    let warm = fresh.run(&[], &input);
+    assert_eq!(stdout(&warm), stdout(&online));
+    drop(http);
+    let offline = fresh.run(&[], &input.replace(ONLINE, OFFLINE));
+    assert_eq!(
+        stdout(&offline).replace("    offline: true\n", ""),
+        stdout(&online)
+    );
+}
