@@ -213,10 +213,7 @@ pub fn unpack(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, A
 
 /// [`unpack`] without stripping a wrapping directory: the files exactly as [`try_pack`] stored
 /// them (the Git cache, whose copy must be the commit's tree as read, issue 21 M3).
-pub fn unpack_exact(
-    bytes: &[u8],
-    bounds: &Bounds,
-) -> Result<Vec<(String, Vec<u8>)>, ArchiveError> {
+pub fn unpack_exact(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, ArchiveError> {
     let decoder = flate2::read::GzDecoder::new(bytes);
     let ratio_cap = Bounds::ratio_cap(bytes.len());
     // The tar stream (headers and padding included) is bounded too, so a gzip bomb of
@@ -346,7 +343,9 @@ pub fn try_pack(files: &[(&str, &[u8])]) -> std::io::Result<Vec<u8>> {
         header.set_cksum();
         builder.append_data(&mut header, path, *content)?;
     }
-    builder.into_inner().and_then(flate2::write::GzEncoder::finish)
+    builder
+        .into_inner()
+        .and_then(flate2::write::GzEncoder::finish)
 }
 
 /// Build a `.tar.gz` from files (tests and `catalog pull` fixtures).

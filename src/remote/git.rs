@@ -877,11 +877,7 @@ fn read_commit(
 
 /// An object's size from its header, before it is read: past the allocation limit, an error
 /// (gix refuses it too; this names the limit without unpacking anything).
-fn check_size(
-    repo: &gix::Repository,
-    source: &GitRef,
-    id: gix::ObjectId,
-) -> Result<(), GitError> {
+fn check_size(repo: &gix::Repository, source: &GitRef, id: gix::ObjectId) -> Result<(), GitError> {
     let size = repo
         .find_header(id)
         .map_err(|err| fetch_error(source, chain(&err)))?
@@ -946,7 +942,12 @@ impl TreeReader<'_> {
         for entry in &decoded.entries {
             let raw: &[u8] = entry.filename.as_ref();
             let name = entry.filename.to_string();
-            if raw.is_empty() || raw == b"." || raw == b".." || raw.contains(&b'/') || raw.contains(&0) {
+            if raw.is_empty()
+                || raw == b"."
+                || raw == b".."
+                || raw.contains(&b'/')
+                || raw.contains(&0)
+            {
                 return Err(self.tree_error(format!(
                     "tree {id} has an entry named {name:?}, which is not a file name (a crafted tree: Git never writes one)"
                 )));

@@ -833,7 +833,10 @@ fn issue12_git_credentials_from_netrc() {
         &input,
         &[
             ("KRM_CATALOG_GIT_TOKEN", "wrong"),
-            ("KRM_CATALOG_GIT_TOKEN_HOST", &format!("127.0.0.1:{}", https.port)),
+            (
+                "KRM_CATALOG_GIT_TOKEN_HOST",
+                &format!("127.0.0.1:{}", https.port),
+            ),
         ],
     );
     assert_fails_with(&out, &format!("cannot fetch v1 from {private}"));
@@ -944,7 +947,10 @@ fn issue15_h6_token_only_to_named_host() {
     let out = env.run_with(
         &[],
         &input,
-        &[("KRM_CATALOG_GIT_TOKEN", TOKEN), ("KRM_CATALOG_GIT_TOKEN_HOST", &host_a)],
+        &[
+            ("KRM_CATALOG_GIT_TOKEN", TOKEN),
+            ("KRM_CATALOG_GIT_TOKEN_HOST", &host_a),
+        ],
     );
     assert!(
         stdout(&out).contains(&annotation(&private_a, &commit_a)),
@@ -963,7 +969,11 @@ fn issue15_h6_token_only_to_named_host() {
     // Without KRM_CATALOG_GIT_TOKEN_HOST the token goes nowhere, and the error says why.
     let before_a = a.log();
     let out = env.run_with(&[], &input, &[("KRM_CATALOG_GIT_TOKEN", TOKEN)]);
-    assert!(!a.log()[before_a.len()..].contains("[Authorization]"), "{}", a.log());
+    assert!(
+        !a.log()[before_a.len()..].contains("[Authorization]"),
+        "{}",
+        a.log()
+    );
     assert!(!authorized(&b), "{}", b.log());
     assert!(
         said(&out).contains(&format!(
@@ -982,7 +992,11 @@ fn issue15_h6_token_only_to_named_host() {
     );
     let before_a = a.log();
     let out = env.run(&[], &input);
-    assert!(!a.log()[before_a.len()..].contains("[Authorization]"), "{}", a.log());
+    assert!(
+        !a.log()[before_a.len()..].contains("[Authorization]"),
+        "{}",
+        a.log()
+    );
     assert!(!authorized(&b), "{}", b.log());
     assert!(
         said(&out).contains(&format!(
@@ -994,9 +1008,16 @@ fn issue15_h6_token_only_to_named_host() {
     // `catalog view` of a source (not trusted yet) sends nothing, even to the token's host.
     let before_a = a.log();
     let out = env.run_with(
-        &["catalog", "view", &format!("git::{private_a}//catalogs/team?ref=v1")],
+        &[
+            "catalog",
+            "view",
+            &format!("git::{private_a}//catalogs/team?ref=v1"),
+        ],
         "",
-        &[("KRM_CATALOG_GIT_TOKEN", TOKEN), ("KRM_CATALOG_GIT_TOKEN_HOST", &host_a)],
+        &[
+            ("KRM_CATALOG_GIT_TOKEN", TOKEN),
+            ("KRM_CATALOG_GIT_TOKEN_HOST", &host_a),
+        ],
     );
     assert!(!out.status.success(), "{}", said(&out));
     assert!(
@@ -1004,7 +1025,11 @@ fn issue15_h6_token_only_to_named_host() {
         "{}",
         a.log()
     );
-    assert!(!a.log()[before_a.len()..].contains("[Authorization]"), "{}", a.log());
+    assert!(
+        !a.log()[before_a.len()..].contains("[Authorization]"),
+        "{}",
+        a.log()
+    );
     assert!(
         stderr(&out).contains(&format!(
             "{host_a} asked for credentials; `catalog view` sends none, since the source is not trusted yet"
@@ -1059,7 +1084,11 @@ sys.exit(p.returncode)
     let url = http.url("repo");
     let env = TestContext::new();
     let input = |branch: &str| {
-        resource_list(&entry(&url, &format!("ref: {branch}, ")), &[&http.url("*")], "")
+        resource_list(
+            &entry(&url, &format!("ref: {branch}, ")),
+            &[&http.url("*")],
+            "",
+        )
     };
     let mut cmd = env.command("python3");
     cmd.args(["-c", MEASURE])
@@ -1114,9 +1143,7 @@ fn issue15_m2_plain_http_git_to_a_remote_host_is_refused() {
         let out = env.run(&[], &resource_list(&entry(url, &fields), &[url], ""));
         assert_fails_with(
             &out,
-            &format!(
-                "{url}: plain HTTP is refused except for loopback hosts; use https://"
-            ),
+            &format!("{url}: plain HTTP is refused except for loopback hosts; use https://"),
         );
         assert!(!stderr(&out).contains("cannot fetch"), "{}", stderr(&out));
     }
@@ -1174,17 +1201,26 @@ fn issue15_l4_crafted_tree_entries_and_backslash_urls_are_refused() {
     for (branch, team, bad) in [
         (
             "dotdot",
-            vec![("100644", &b"catalog.yaml"[..], blob.as_str()), ("100644", &b".."[..], other.as_str())],
+            vec![
+                ("100644", &b"catalog.yaml"[..], blob.as_str()),
+                ("100644", &b".."[..], other.as_str()),
+            ],
             "has an entry named \"..\", which is not a file name (a crafted tree: Git never writes one)",
         ),
         (
             "absolute",
-            vec![("100644", &b"/etc/abs.yaml"[..], blob.as_str()), ("100644", &b"catalog.yaml"[..], blob.as_str())],
+            vec![
+                ("100644", &b"/etc/abs.yaml"[..], blob.as_str()),
+                ("100644", &b"catalog.yaml"[..], blob.as_str()),
+            ],
             "has an entry named \"/etc/abs.yaml\", which is not a file name (a crafted tree: Git never writes one)",
         ),
         (
             "twice",
-            vec![("100644", &b"catalog.yaml"[..], blob.as_str()), ("100644", &b"catalog.yaml"[..], other.as_str())],
+            vec![
+                ("100644", &b"catalog.yaml"[..], blob.as_str()),
+                ("100644", &b"catalog.yaml"[..], other.as_str()),
+            ],
             "has two entries named \"catalog.yaml\" (a crafted tree: Git never writes one)",
         ),
     ] {
@@ -1192,7 +1228,10 @@ fn issue15_l4_crafted_tree_entries_and_backslash_urls_are_refused() {
         let catalogs = crafted_tree(&dir, &[("40000", b"team", &team_tree)]);
         let root = crafted_tree(&dir, &[("40000", b"catalogs", &catalogs)]);
         let commit = git(&dir, &["commit-tree", &root, "-m", branch]);
-        git(&dir, &["update-ref", &format!("refs/heads/{branch}"), &commit]);
+        git(
+            &dir,
+            &["update-ref", &format!("refs/heads/{branch}"), &commit],
+        );
         let out = env.run(
             &[],
             &resource_list(&entry(&url, &format!("ref: {branch}, ")), &[], ""),
@@ -1214,7 +1253,11 @@ fn issue15_l4_crafted_tree_entries_and_backslash_urls_are_refused() {
         "spec.catalogs[0].git.url: must not contain a backslash: URL parsers read it differently (write / or %5C)",
     );
     let out = env.run(
-        &["catalog", "view", &format!("git::{}?ref=v1", backslash.replace("\\\\", "\\"))],
+        &[
+            "catalog",
+            "view",
+            &format!("git::{}?ref=v1", backslash.replace("\\\\", "\\")),
+        ],
         "",
     );
     assert!(!out.status.success(), "{}", stderr(&out));
@@ -1239,7 +1282,9 @@ fn issue15_m4_ref_advertisement_is_bounded() {
     let commit = make_repo(http.root());
     let dir = http.root().join("repo");
     let mut packed = String::from("# pack-refs with: peeled fully-peeled sorted \n");
-    let mut names: Vec<String> = (0..100_001).map(|i| format!("refs/tags/v1-{i:06}")).collect();
+    let mut names: Vec<String> = (0..100_001)
+        .map(|i| format!("refs/tags/v1-{i:06}"))
+        .collect();
     names.push("refs/heads/main".to_owned());
     names.sort();
     for name in &names {
