@@ -130,6 +130,17 @@ pub enum GitError {
         /// The URL.
         url: String,
     },
+    /// Resolving the pack grew the process past its memory budget.
+    #[error(
+        "{url}: unpacking the fetched pack took more than {bytes} bytes of memory (a pack of deltas can expand without bound); raise {} (the budget is 8 times it) if the repository holds files that big",
+        crate::env::MAX_GIT_OBJECT_BYTES
+    )]
+    MemoryBudget {
+        /// The URL.
+        url: String,
+        /// The budget.
+        bytes: u64,
+    },
     /// `git://` without a commit pin to a host that is not loopback.
     #[error(
         "{url}: git:// is unauthenticated; pin the catalog with commit: <full sha> (the commit id proves the content), or use https://"
@@ -439,8 +450,13 @@ fn fetch_remote(
         });
     }
     let started = Instant::now();
+    // Resolving a pack holds one object per level of a delta chain: the allocation limit bounds
+    // each, this bounds them together (issue 21 H5), looked at every 10 ms.
+    let memory_budget = crate::env::max_git_object_bytes().saturating_mul(8);
+    let memory_before = anon_memory();
+    let mut ticks = 0u32;
     let result = loop {
-        match rx.recv_timeout(Duration::from_millis(100)) {
+        match rx.recv_timeout(Duration::from_millis(10)) {
             Ok(r) => break r,
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                 break Err(fetch_error(
@@ -457,7 +473,17 @@ fn fetch_remote(
                 seconds: deadline.as_secs(),
             });
         }
-        if dir_size(&dir.join("objects"), 0) > limit {
+        if let (Some(before), Some(now)) = (memory_before, anon_memory())
+            && now.saturating_sub(before) > memory_budget
+        {
+            interrupt.store(true, Ordering::Relaxed);
+            break Err(GitError::MemoryBudget {
+                url: url.clone(),
+                bytes: memory_budget,
+            });
+        }
+        ticks = ticks.wrapping_add(1);
+        if ticks % 10 == 0 && dir_size(&dir.join("objects"), 0) > limit {
             interrupt.store(true, Ordering::Relaxed);
             break Err(GitError::PackTooBig {
                 url: url.clone(),
@@ -499,6 +525,15 @@ fn temp_dir(cache: &Cache) -> PathBuf {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
     base.join(format!("git-{}-{nanos}", std::process::id()))
+}
+
+/// The process's anonymous resident memory (`RssAnon` of `/proc/self/status`: the heap, not
+/// the pack mapped from disk); `None` where there is no such file.
+fn anon_memory() -> Option<u64> {
+    let status = fs_err::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
 }
 
 /// Bytes under `dir` (the pack being received), depth-bounded, links not followed.

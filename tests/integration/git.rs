@@ -1042,8 +1042,9 @@ fn issue15_h6_token_only_to_named_host() {
 
 /// Issue 21 H5: a pack of a few KB whose deltas unpack to 256 MiB each (8 of them:
 /// `tests/support/git_delta_bomb.py`, served as stored by `git http-backend`) fails at gix's
-/// allocation limit (`KRM_CATALOG_MAX_GIT_OBJECT_BYTES`, 16 MiB) with an error naming it, and
-/// the run stays small in memory; below the limit the same shape loads.
+/// allocation limit (`KRM_CATALOG_MAX_GIT_OBJECT_BYTES`, 16 MiB) with an error naming it; a
+/// chain of 48 deltas of 15 MiB each, which gix holds at once, fails at the memory budget (8
+/// times the limit); the run stays small in memory; below the limit the same shape loads.
 #[test]
 fn issue15_h5_git_delta_bomb_is_refused_bounded_in_memory() {
     const MEASURE: &str = "import resource, subprocess, sys
@@ -1058,12 +1059,12 @@ sys.exit(p.returncode)
     let http = Server::git_http(None);
     make_repo(http.root());
     let dir = http.root().join("repo");
-    let bomb = |branch: &str, count: &str, mib: &str| {
+    let bomb = |branch: &str, args: &[&str]| {
         let ids = succeed(
             Command::new("python3")
                 .arg(crate::util::root().join("tests/support/git_delta_bomb.py"))
                 .arg(dir.join(".git/objects"))
-                .args([count, mib]),
+                .args(args),
         );
         git(&dir, &["checkout", "-q", "-b", branch, "main"]);
         for (i, id) in ids.lines().enumerate() {
@@ -1079,8 +1080,9 @@ sys.exit(p.returncode)
         }
         git(&dir, &["commit", "-q", "-m", branch]);
     };
-    bomb("bomb", "8", "256");
-    bomb("small", "2", "1");
+    bomb("bomb", &["8", "256"]);
+    bomb("chain", &["48", "3", "chain"]);
+    bomb("small", &["2", "1"]);
     let url = http.url("repo");
     let env = TestContext::new();
     let input = |branch: &str| {
@@ -1090,35 +1092,58 @@ sys.exit(p.returncode)
             "",
         )
     };
-    let mut cmd = env.command("python3");
-    cmd.args(["-c", MEASURE])
-        .arg(crate::util::bin())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = cmd.spawn().expect("python3");
-    {
-        use std::io::Write as _;
-        let mut stdin = child.stdin.take().expect("stdin");
-        stdin.write_all(input("bomb").as_bytes()).expect("stdin");
-    }
-    let out = child.wait_with_output().expect("wait");
+    // The run under a Python parent that reports the peak resident memory of its child.
+    let measured = |branch: &str, extra: &[(&str, &str)]| {
+        let mut cmd = env.command("python3");
+        cmd.envs(extra.iter().copied())
+            .args(["-c", MEASURE])
+            .arg(crate::util::bin())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("python3");
+        {
+            use std::io::Write as _;
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin.write_all(input(branch).as_bytes()).expect("stdin");
+        }
+        let out = child.wait_with_output().expect("wait");
+        let peak_kib: u64 = stderr(&out)
+            .lines()
+            .find_map(|l| l.strip_prefix("peak-kib="))
+            .and_then(|n| n.parse().ok())
+            .expect("peak line");
+        (out, peak_kib / 1024)
+    };
+    // Each delta past the allocation limit.
+    let (out, peak_mib) = measured("bomb", &[]);
     assert_fails_with(
         &out,
         &format!(
             "{url}: an object of the repository unpacks to more than 16777216 bytes (a pack of small deltas can expand without bound); raise KRM_CATALOG_MAX_GIT_OBJECT_BYTES if the repository holds files that big"
         ),
     );
-    let peak_kib: u64 = stderr(&out)
-        .lines()
-        .find_map(|l| l.strip_prefix("peak-kib="))
-        .and_then(|n| n.parse().ok())
-        .expect("peak line");
     assert!(
-        peak_kib < 128 * 1024,
-        "peak {} MiB for a pack that unpacks to 2 GiB",
-        peak_kib / 1024
+        peak_mib < 128,
+        "peak {peak_mib} MiB for a pack that unpacks to 2 GiB"
     );
+    // Each delta under it, 48 levels held at once: the memory budget. At a limit of 4 MiB
+    // (a budget of 32 MiB) and levels of 3 MiB (144 MiB), so that a debug build gets there
+    // well within the deadline.
+    let (out, peak_mib) = measured(
+        "chain",
+        &[
+            ("KRM_CATALOG_MAX_GIT_OBJECT_BYTES", "4194304"),
+            ("KRM_CATALOG_HTTP_TIMEOUT", "30"),
+        ],
+    );
+    assert_fails_with(
+        &out,
+        &format!(
+            "{url}: unpacking the fetched pack took more than 33554432 bytes of memory (a pack of deltas can expand without bound); raise KRM_CATALOG_MAX_GIT_OBJECT_BYTES (the budget is 8 times it) if the repository holds files that big"
+        ),
+    );
+    assert!(peak_mib < 100, "peak {peak_mib} MiB for a chain of 144 MiB");
     // A limit of 1 MiB refuses the 1 MiB blobs plus one byte; the default takes them.
     let out = env.run_with(
         &[],

@@ -4,11 +4,14 @@ to gigabytes, written with its index straight into a repository's object store, 
 `git http-backend` serves it as it is (upload-pack reuses stored deltas without unpacking them).
 Used by tests/integration/git.rs; not part of the product.
 
-    git_delta_bomb.py OBJECTS_DIR COUNT RESULT_MIB
+    git_delta_bomb.py OBJECTS_DIR COUNT RESULT_MIB [chain]
 
 Writes pack-<sha>.{pack,idx} under OBJECTS_DIR/pack: one blob of 1 MiB of zeros and COUNT
 blobs, each an offset delta against it of 2-byte copy instructions that unpacks to RESULT_MIB
-MiB of zeros and one byte of its own. Prints the blob ids, the base first, a line each. Nothing is ever unpacked here:
+MiB of zeros and one byte of its own. With `chain`, each of the COUNT blobs is a delta against
+the one before instead (a chain of COUNT levels of RESULT_MIB MiB), and each level has a small
+leaf blob besides, a delta against it: while the chain is resolved, every level stays in memory
+for its leaf. Prints the blob ids, the base first, a line each. Nothing is ever unpacked here:
 the ids are hashed from a stream of zeros.
 """
 import hashlib, os, struct, sys, zlib
@@ -61,26 +64,57 @@ def ofs(distance):
     return bytes(out)
 
 
+chain = len(sys.argv) > 4 and sys.argv[4] == "chain"
 base_raw = entry_header(3, BASE) + zlib.compress(bytes(BASE), 9)
-body = bytearray(b"PACK" + struct.pack(">II", 2, count + 1))
+body = bytearray(b"PACK" + struct.pack(">II", 2, count * (2 if chain else 1) + 1))
 index = {blob_id(BASE): (base_raw, len(body))}
 body += base_raw
 result = result_mib * MIB
 ids = []
-for i in range(count):
-    # Copy 1 MiB from offset 0 of the base (0x80 | 0x40: one size byte, the third: 0x10),
-    # then insert one byte that makes each blob a different one.
-    delta = varint(BASE) + varint(result + 1) + b"\xc0\x10" * result_mib + bytes([1, i & 0xFF])
+parent_offset, parent_size = 12, BASE
+
+
+def add(delta, tail):
+    """Append an offset delta against the parent; `tail` is what it appends to the zeros."""
     start = len(body)
-    raw = entry_header(6, len(delta)) + ofs(start - 12) + zlib.compress(delta, 9)
-    h = hashlib.sha1(b"blob %d\0" % (result + 1))
+    raw = entry_header(6, len(delta)) + ofs(start - parent_offset) + zlib.compress(delta, 9)
+    return start, raw
+
+
+def zeros_id(zeros, tail):
+    h = hashlib.sha1(b"blob %d\0" % (zeros + len(tail)))
     chunk = bytes(MIB)
-    for _ in range(result_mib):
-        h.update(chunk)
-    h.update(bytes([i & 0xFF]))
-    index[h.digest()] = (raw, start)
-    ids.append(h.digest())
+    left = zeros
+    while left:
+        n = min(left, MIB)
+        h.update(chunk[:n])
+        left -= n
+    h.update(tail)
+    return h.digest()
+
+
+for i in range(count):
+    # Copy 1 MiB from offset 0 of the parent (0x80 | 0x40: one size byte, the third: 0x10),
+    # then insert the bytes that make each blob a different one.
+    tail = struct.pack(">I", i)
+    delta = varint(parent_size) + varint(result + len(tail)) + b"\xc0\x10" * result_mib
+    delta += bytes([len(tail)]) + tail
+    start, raw = add(delta, tail)
+    oid = zeros_id(result, tail)
+    index[oid] = (raw, start)
+    ids.append(oid)
     body += raw
+    if chain:
+        this_offset, this_size = start, result + len(tail)
+        # The leaf: 8 bytes of its own, a delta against this level.
+        parent_offset, parent_size = this_offset, this_size
+        leaf_tail = b"leaf" + tail
+        leaf = varint(this_size) + varint(len(leaf_tail)) + bytes([len(leaf_tail)]) + leaf_tail
+        start, raw = add(leaf, leaf_tail)
+        oid = zeros_id(0, leaf_tail)
+        index[oid] = (raw, start)
+        ids.append(oid)
+        body += raw
 pack_sha = hashlib.sha1(body).digest()
 body += pack_sha
 

@@ -26,7 +26,8 @@ pub const GIT_TOKEN: &str = "KRM_CATALOG_GIT_TOKEN";
 /// (default none: the token is not sent at all).
 pub const GIT_TOKEN_HOST: &str = "KRM_CATALOG_GIT_TOKEN_HOST";
 /// The largest object of a fetched Git pack, unpacked (default 16 MiB): gix's allocation
-/// limit, so a pack of small deltas cannot expand without bound.
+/// limit, so a pack of small deltas cannot expand without bound; a fetch may grow the
+/// process's memory by 8 times it while it unpacks.
 pub const MAX_GIT_OBJECT_BYTES: &str = "KRM_CATALOG_MAX_GIT_OBJECT_BYTES";
 /// Seconds per HTTP request (default 30, at least 1).
 pub const HTTP_TIMEOUT: &str = "KRM_CATALOG_HTTP_TIMEOUT";
