@@ -483,7 +483,7 @@ fn fetch_remote(
             });
         }
         ticks = ticks.wrapping_add(1);
-        if ticks % 10 == 0 && dir_size(&dir.join("objects"), 0) > limit {
+        if ticks.is_multiple_of(10) && dir_size(&dir.join("objects"), 0) > limit {
             interrupt.store(true, Ordering::Relaxed);
             break Err(GitError::PackTooBig {
                 url: url.clone(),
