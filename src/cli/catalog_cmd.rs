@@ -420,8 +420,9 @@ fn catalog_view(reference: &str, format: super::catalog_view::Format) -> Result<
     let bundle = if reference == "builtin" {
         crate::builtin::bundle()
     } else if remote {
-        // Viewing is how a user decides to trust: it loads without the trust check.
-        crate::remote::Remote::new(false).pull(&source)?
+        // Viewing is how a user decides to trust: it loads without the trust check, and
+        // sends no credentials.
+        crate::remote::Remote::new(false).view(&source)?
     } else {
         Bundle::from_path(reference, std::path::Path::new(reference))
     };

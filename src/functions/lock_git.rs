@@ -128,12 +128,17 @@ pub(super) fn lock(
                 },
             });
         }
-        let commit = crate::remote::git::load(&source, remote.cache(), remote.offline())
-            .map_err(|e| RuntimeError::At {
-                path: format!("{}: {field}", file.display()),
-                reason: format!("{e} (nothing was written)"),
-            })?
-            .commit;
+        let commit = crate::remote::git::load(
+            &source,
+            remote.cache(),
+            remote.offline(),
+            crate::remote::git::Credentials::Scoped,
+        )
+        .map_err(|e| RuntimeError::At {
+            path: format!("{}: {field}", file.display()),
+            reason: format!("{e} (nothing was written)"),
+        })?
+        .commit;
         let edited = if config.configmap {
             written_entry(config, &source)
                 .and_then(|needle| insert_commit_in_string(text, from, &needle, &commit))

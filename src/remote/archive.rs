@@ -208,6 +208,12 @@ pub enum ArchiveError {
 /// wraps the whole bundle (`catalog/services/...`) is stripped. Bounded in entries, in bytes
 /// per file and in total, and in the unpacked/packed ratio, all checked while reading.
 pub fn unpack(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, ArchiveError> {
+    Ok(strip_wrapper(unpack_exact(bytes, bounds)?))
+}
+
+/// [`unpack`] without stripping a wrapping directory: the files exactly as [`try_pack`] stored
+/// them (the Git cache, whose copy must be the commit's tree as read, issue 21 M3).
+pub fn unpack_exact(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, ArchiveError> {
     let decoder = flate2::read::GzDecoder::new(bytes);
     let ratio_cap = Bounds::ratio_cap(bytes.len());
     // The tar stream (headers and padding included) is bounded too, so a gzip bomb of
@@ -254,7 +260,7 @@ pub fn unpack(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, A
         total += content.len() as u64;
         files.push((path, content));
     }
-    Ok(strip_wrapper(files))
+    Ok(files)
 }
 
 /// Read one entry, failing as soon as it passes the per-file bound, the total (with what
@@ -320,6 +326,26 @@ fn strip_wrapper(files: Vec<(String, Vec<u8>)>) -> Vec<(String, Vec<u8>)> {
             .collect(),
         _ => files,
     }
+}
+
+/// Build a `.tar.gz` from files, failing when one of them cannot be stored as named (so a
+/// cache never holds fewer files than it was given).
+pub fn try_pack(files: &[(&str, &[u8])]) -> std::io::Result<Vec<u8>> {
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::default(),
+    ));
+    for (path, content) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(content.len() as u64);
+        header.set_mode(0o644);
+        header.set_mtime(0);
+        header.set_cksum();
+        builder.append_data(&mut header, path, *content)?;
+    }
+    builder
+        .into_inner()
+        .and_then(flate2::write::GzEncoder::finish)
 }
 
 /// Build a `.tar.gz` from files (tests and `catalog pull` fixtures).

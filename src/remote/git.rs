@@ -101,6 +101,46 @@ pub enum GitError {
         /// The bound that was hit.
         reason: String,
     },
+    /// An object of the pack (or of a `file://` repository) unpacks past the allocation limit.
+    #[error(
+        "{url}: an object of the repository unpacks to more than {bytes} bytes (a pack of small deltas can expand without bound); raise {} if the repository holds files that big",
+        crate::env::MAX_GIT_OBJECT_BYTES
+    )]
+    ObjectTooBig {
+        /// The URL.
+        url: String,
+        /// The limit.
+        bytes: u64,
+    },
+    /// The server advertised more refs than a fetch reads.
+    #[error(
+        "{url}: the server advertised more than {lines} refs or {bytes} bytes of them; a catalog repository needs a few (ask for a tag or a branch that fewer refs start with)"
+    )]
+    TooManyRefs {
+        /// The URL.
+        url: String,
+        /// The line bound.
+        lines: u64,
+        /// The byte bound.
+        bytes: u64,
+    },
+    /// `http://` to a host that is not loopback: the rule of `url:` catalogs.
+    #[error("{url}: plain HTTP is refused except for loopback hosts; use https://")]
+    PlainHttp {
+        /// The URL.
+        url: String,
+    },
+    /// Resolving the pack grew the process past its memory budget.
+    #[error(
+        "{url}: unpacking the fetched pack took more than {bytes} bytes of memory (a pack of deltas can expand without bound); raise {} (the budget is 8 times it) if the repository holds files that big",
+        crate::env::MAX_GIT_OBJECT_BYTES
+    )]
+    MemoryBudget {
+        /// The URL.
+        url: String,
+        /// The budget.
+        bytes: u64,
+    },
     /// `git://` without a commit pin to a host that is not loopback.
     #[error(
         "{url}: git:// is unauthenticated; pin the catalog with commit: <full sha> (the commit id proves the content), or use https://"
@@ -160,10 +200,27 @@ fn ref_key(source: &GitRef) -> String {
     key
 }
 
+/// Whether a fetch may answer a server that asks for credentials: only for a source the run
+/// trusts (or that the user named on the command line to pull it), never for one being viewed
+/// before it is trusted (issue 21 H6). Even then a credential goes only to the host it is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Credentials {
+    /// `KRM_CATALOG_GIT_TOKEN` to the host of `KRM_CATALOG_GIT_TOKEN_HOST`, a `.netrc`
+    /// `machine` entry to its host.
+    Scoped,
+    /// None at all (`catalog view`: the source is not trusted yet).
+    Withheld,
+}
+
 /// Load `source`: a pinned commit from the cache when it is there (the commit id names the
 /// content), else by a shallow fetch; offline, an unpinned ref is taken at its last resolution
 /// the cache recorded, with a warning.
-pub fn load(source: &GitRef, cache: &Cache, offline: bool) -> Result<Fetched, GitError> {
+pub fn load(
+    source: &GitRef,
+    cache: &Cache,
+    offline: bool,
+    credentials: Credentials,
+) -> Result<Fetched, GitError> {
     let url = source.display_url();
     if let Some(pin) = source.pin()
         && let Some(files) = cached_tree(cache, &commit_key(source, pin))
@@ -206,7 +263,7 @@ pub fn load(source: &GitRef, cache: &Cache, offline: bool) -> Result<Fetched, Gi
     let (commit, files) = if let Some(dir) = source.url.strip_prefix("file://") {
         read_local(source, Path::new(dir))?
     } else {
-        fetch_remote(source, cache)?
+        fetch_remote(source, cache, credentials)?
     };
     if let Some(pin) = source.pin()
         && pin != commit
@@ -259,7 +316,8 @@ fn cached_tree(cache: &Cache, key: &str) -> Option<Vec<(String, Vec<u8>)>> {
 
 fn blob_files(cache: &Cache, hex: &str) -> Option<Vec<(String, Vec<u8>)>> {
     let bytes = cache.get_blob(hex)?;
-    archive::unpack(&bytes, &Bounds::catalog()).ok()
+    // Exactly as stored: a single directory at the top is the commit's, not a wrapper.
+    archive::unpack_exact(&bytes, &Bounds::catalog()).ok()
 }
 
 /// Store the subtree under its commit (and an unpinned ref's resolution); a cache that cannot
@@ -269,8 +327,16 @@ fn store(cache: &Cache, source: &GitRef, commit: &str, files: &[(String, Vec<u8>
         .iter()
         .map(|(p, c)| (p.as_str(), c.as_slice()))
         .collect();
-    let packed = archive::pack(&borrowed);
-    let result = cache.put_blob(&packed).and_then(|hex| {
+    // A file the archive cannot hold as named leaves the commit uncached (fetched again next
+    // time) rather than cached without it; the copy must read back as the very files (names,
+    // order, bytes) of the commit.
+    let result = archive::try_pack(&borrowed).and_then(|packed| {
+        if archive::unpack_exact(&packed, &Bounds::catalog()).ok().as_deref() != Some(files) {
+            return Err(std::io::Error::other(format!(
+                "the files of commit {commit} do not read back the same from an archive (a name it cannot hold); not cached"
+            )));
+        }
+        let hex = cache.put_blob(&packed)?;
         let entry = RefEntry {
             digest: hex,
             kind: "git".into(),
@@ -307,7 +373,18 @@ fn chain(err: &dyn std::error::Error) -> String {
 fn fetch_error(source: &GitRef, reason: impl std::fmt::Display) -> GitError {
     let url = source.display_url();
     // gix names the URL it was given: never print the credentials in it.
-    let reason = reason.to_string().replace(&source.url, &url);
+    let reason = reason
+        .to_string()
+        .replace(&source.url, &url)
+        .replace(&parsed_url(source), &url);
+    // gix's allocation limit (`gitoxide.objects.allocLimit`) was hit while resolving the pack
+    // or reading an object.
+    if reason.contains("too large to fit in memory") {
+        return GitError::ObjectTooBig {
+            url,
+            bytes: crate::env::max_git_object_bytes(),
+        };
+    }
     GitError::Fetch {
         url,
         reference: source.reference.clone(),
@@ -317,8 +394,11 @@ fn fetch_error(source: &GitRef, reason: impl std::fmt::Display) -> GitError {
 
 /// A `file://` repository, opened in place: the ref resolved locally, no process spawned.
 fn read_local(source: &GitRef, dir: &Path) -> Result<Tree, GitError> {
-    let repo = gix::open_opts(dir, gix::open::Options::isolated())
-        .map_err(|e| fetch_error(source, chain(&e)))?;
+    let repo = gix::open_opts(
+        dir,
+        gix::open::Options::isolated().config_overrides([alloc_limit()]),
+    )
+    .map_err(|e| fetch_error(source, chain(&e)))?;
     let id = if is_commit_id(&source.reference) {
         gix::ObjectId::from_hex(source.reference.as_bytes()).map_err(|e| fetch_error(source, e))?
     } else {
@@ -346,8 +426,15 @@ fn read_local(source: &GitRef, dir: &Path) -> Result<Tree, GitError> {
 
 /// A shallow fetch of the ref into a temporary bare repository, on a thread of its own that is
 /// abandoned at the deadline, with the pack size watched.
-fn fetch_remote(source: &GitRef, cache: &Cache) -> Result<Tree, GitError> {
+fn fetch_remote(
+    source: &GitRef,
+    cache: &Cache,
+    credentials: Credentials,
+) -> Result<Tree, GitError> {
     let url = source.display_url();
+    if source.url.starts_with("http://") && !loopback(&source.url) {
+        return Err(GitError::PlainHttp { url });
+    }
     if source.url.starts_with("git://") && source.pin().is_none() && !loopback(&source.url) {
         return Err(GitError::PlainGit { url });
     }
@@ -359,12 +446,17 @@ fn fetch_remote(source: &GitRef, cache: &Cache) -> Result<Tree, GitError> {
     {
         let (source, dir, interrupt) = (source.clone(), dir.clone(), interrupt.clone());
         std::thread::spawn(move || {
-            let _ = tx.send(fetch_into(&source, &dir, &interrupt));
+            let _ = tx.send(fetch_into(&source, &dir, &interrupt, credentials));
         });
     }
     let started = Instant::now();
+    // Resolving a pack holds one object per level of a delta chain: the allocation limit bounds
+    // each, this bounds them together (issue 21 H5), looked at every 10 ms.
+    let memory_budget = crate::env::max_git_object_bytes().saturating_mul(8);
+    let memory_before = anon_memory();
+    let mut ticks = 0u32;
     let result = loop {
-        match rx.recv_timeout(Duration::from_millis(100)) {
+        match rx.recv_timeout(Duration::from_millis(10)) {
             Ok(r) => break r,
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                 break Err(fetch_error(
@@ -381,7 +473,17 @@ fn fetch_remote(source: &GitRef, cache: &Cache) -> Result<Tree, GitError> {
                 seconds: deadline.as_secs(),
             });
         }
-        if dir_size(&dir.join("objects"), 0) > limit {
+        if let (Some(before), Some(now)) = (memory_before, anon_memory())
+            && now.saturating_sub(before) > memory_budget
+        {
+            interrupt.store(true, Ordering::Relaxed);
+            break Err(GitError::MemoryBudget {
+                url: url.clone(),
+                bytes: memory_budget,
+            });
+        }
+        ticks = ticks.wrapping_add(1);
+        if ticks.is_multiple_of(10) && dir_size(&dir.join("objects"), 0) > limit {
             interrupt.store(true, Ordering::Relaxed);
             break Err(GitError::PackTooBig {
                 url: url.clone(),
@@ -402,6 +504,12 @@ fn fetch_remote(source: &GitRef, cache: &Cache) -> Result<Tree, GitError> {
     result
 }
 
+/// The URL as the trust list read it (the WHATWG parser's serialisation), which is what gix is
+/// given: gix's own parser could read another host out of the text as written (issue 21 L4).
+fn parsed_url(source: &GitRef) -> String {
+    reqwest::Url::parse(&source.url).map_or_else(|_| source.url.clone(), String::from)
+}
+
 fn loopback(url: &str) -> bool {
     reqwest::Url::parse(url)
         .ok()
@@ -419,6 +527,15 @@ fn temp_dir(cache: &Cache) -> PathBuf {
     base.join(format!("git-{}-{nanos}", std::process::id()))
 }
 
+/// The process's anonymous resident memory (`RssAnon` of `/proc/self/status`: the heap, not
+/// the pack mapped from disk); `None` where there is no such file.
+fn anon_memory() -> Option<u64> {
+    let status = fs_err::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 /// Bytes under `dir` (the pack being received), depth-bounded, links not followed.
 fn dir_size(dir: &Path, depth: usize) -> u64 {
     let Ok(entries) = fs_err::read_dir(dir) else {
@@ -434,22 +551,47 @@ fn dir_size(dir: &Path, depth: usize) -> u64 {
         .sum()
 }
 
-fn fetch_into(source: &GitRef, dir: &Path, interrupt: &AtomicBool) -> Result<Tree, GitError> {
-    let e = |err: &dyn std::error::Error| fetch_error(source, chain(err));
+fn fetch_into(
+    source: &GitRef,
+    dir: &Path,
+    interrupt: &AtomicBool,
+    credentials: Credentials,
+) -> Result<Tree, GitError> {
+    // Why a server that asked for credentials got none, added to the error it then gives.
+    let withheld = Arc::new(std::sync::Mutex::new(None::<String>));
+    let budget = Arc::new(super::git_transport::Budget::default());
+    let e = |err: &dyn std::error::Error| {
+        if budget.exhausted() {
+            return GitError::TooManyRefs {
+                url: source.display_url(),
+                lines: super::git_transport::MAX_LINES,
+                bytes: super::git_transport::MAX_LINE_BYTES,
+            };
+        }
+        let note = withheld.lock().ok().and_then(|n| n.clone());
+        match note {
+            Some(note) => fetch_error(source, format!("{} ({note})", chain(err))),
+            None => fetch_error(source, chain(err)),
+        }
+    };
     fs_err::create_dir_all(dir).map_err(|err| e(&err))?;
     gix::init_bare(dir).map_err(|err| e(&err))?;
     // Isolated: no system or user Git configuration (no url rewrites, no credential helpers,
     // no proxies of theirs); redirects are not followed (the trust list was checked for the
     // URL as written, and is not asked again for a hop).
+    // gix's allocation limit bounds every object it unpacks (resolving the pack's deltas,
+    // reading objects): the pack limit counts compressed bytes, and a few KB of deltas can
+    // describe gigabytes (issue 21 H5).
     let options = gix::open::Options::isolated().config_overrides([
-        "http.followRedirects=false",
-        "http.lowSpeedLimit=1",
-        "http.lowSpeedTime=30",
-        "protocol.version=2",
-        "protocol.allow=always",
-        "protocol.file.allow=never",
-        "protocol.ext.allow=never",
-        "protocol.ssh.allow=never",
+        "http.followRedirects=false".to_owned(),
+        "http.lowSpeedLimit=1".to_owned(),
+        "http.lowSpeedTime=30".to_owned(),
+        "protocol.version=2".to_owned(),
+        "protocol.allow=always".to_owned(),
+        "protocol.file.allow=never".to_owned(),
+        "protocol.ext.allow=never".to_owned(),
+        "protocol.ssh.allow=never".to_owned(),
+        alloc_limit(),
     ]);
     let repo = gix::open_opts(dir, options).map_err(|err| e(&err))?;
     let want_id = is_commit_id(&source.reference);
@@ -462,7 +604,7 @@ fn fetch_into(source: &GitRef, dir: &Path, interrupt: &AtomicBool) -> Result<Tre
         ]
     };
     let remote = repo
-        .remote_at(source.url.as_str())
+        .remote_at(parsed_url(source).as_str())
         .map_err(|err| e(&err))?
         .with_fetch_tags(gix::remote::fetch::Tags::None)
         .with_refspecs(
@@ -470,11 +612,31 @@ fn fetch_into(source: &GitRef, dir: &Path, interrupt: &AtomicBool) -> Result<Tre
             gix::remote::Direction::Fetch,
         )
         .map_err(|err| e(&err))?;
-    let token = crate::env::git_token();
+    let scope = Scope {
+        withheld: credentials == Credentials::Withheld,
+        token: crate::env::git_token(),
+        token_host: crate::env::git_token_host(),
+        note: withheld.clone(),
+    };
+    // gix's own transport for the URL, with the lines it reads counted (issue 21 M4).
+    let (url, version) = remote
+        .sanitized_url_and_version(gix::remote::Direction::Fetch)
+        .map_err(|err| e(&err))?;
+    let inner = gix::protocol::transport::client::blocking_io::connect::connect(
+        url,
+        gix::protocol::transport::client::blocking_io::connect::Options {
+            version,
+            ..Default::default()
+        },
+    )
+    .map_err(|err| e(&err))?;
+    let transport = super::git_transport::Bounded {
+        inner,
+        budget: budget.clone(),
+    };
     let mut connection = remote
-        .connect(gix::remote::Direction::Fetch)
-        .map_err(|err| e(&err))?
-        .with_credentials(move |action| Ok(credentials(action, token.as_deref())));
+        .to_connection_with_transport(transport)
+        .with_credentials(move |action| Ok(scope.answer(action)));
     if source.url.starts_with("https://") || source.url.starts_with("http://") {
         let options = http_options(&repo, source)?;
         connection.set_transport_options(options);
@@ -486,6 +648,13 @@ fn fetch_into(source: &GitRef, dir: &Path, interrupt: &AtomicBool) -> Result<Tre
         )
         .map_err(|err| {
             let reason = chain(&err);
+            match e(&err) {
+                GitError::Fetch { reason: noted, .. } if noted != reason => {
+                    return fetch_error(source, noted);
+                }
+                too_many @ GitError::TooManyRefs { .. } => return too_many,
+                _ => {}
+            }
             if reason.contains("matched any of") && !want_id {
                 GitError::NoSuchRef {
                     url: source.display_url(),
@@ -534,6 +703,15 @@ fn fetch_into(source: &GitRef, dir: &Path, interrupt: &AtomicBool) -> Result<Tre
     read_commit(&repo, source, id)
 }
 
+/// The `gitoxide.objects.allocLimit` override: no single allocation for an object's data (a
+/// pack entry, a resolved delta, an object read) above `KRM_CATALOG_MAX_GIT_OBJECT_BYTES`.
+fn alloc_limit() -> String {
+    format!(
+        "gitoxide.objects.allocLimit={}",
+        crate::env::max_git_object_bytes()
+    )
+}
+
 /// The HTTP options the isolated configuration gives, plus the client of the rest of the
 /// remote module: rustls on ring, the extra CA of `KRM_CATALOG_CA_FILE`, our user agent.
 fn http_options(
@@ -543,7 +721,7 @@ fn http_options(
     use gix::protocol::transport::client::blocking_io::http;
     let _ = rustls::crypto::ring::default_provider().install_default();
     let mut options = repo
-        .transport_options(source.url.as_str(), None)
+        .transport_options(parsed_url(source).as_str(), None)
         .map_err(|err| fetch_error(source, err))?
         .unwrap_or_else(|| Box::new(http::Options::default()));
     let certs = match crate::env::ca_file() {
@@ -589,31 +767,102 @@ fn is_https(ctx: &gix::credentials::protocol::Context) -> bool {
             .is_some_and(|url| url.starts_with(b"https://"))
 }
 
-/// For an HTTPS server that asks: the `KRM_CATALOG_GIT_TOKEN`, else the server's entry of the
-/// user's `.netrc`, and nothing else: no helper program, no prompt.
-fn credentials(
-    action: gix::credentials::helper::Action,
-    token: Option<&str>,
-) -> Option<gix::credentials::protocol::Outcome> {
-    use gix::credentials::helper::{Action, NextAction};
-    let Action::Get(ctx) = action else {
-        return None;
-    };
-    if !is_https(&ctx) {
-        return None;
+/// What a fetch answers a server that asks for credentials, and why it answered nothing.
+struct Scope {
+    /// `catalog view`: nothing is sent.
+    withheld: bool,
+    token: Option<String>,
+    /// `host[:port]` the token is for (lowercase).
+    token_host: Option<String>,
+    /// Why nothing was sent, for the error the server then gives.
+    note: Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl Scope {
+    /// For an HTTPS server that asks: `KRM_CATALOG_GIT_TOKEN` when the server is the host of
+    /// `KRM_CATALOG_GIT_TOKEN_HOST`, else the server's own `machine` entry of the user's
+    /// `.netrc`, and nothing else: no helper program, no prompt, no `default` entry, nothing
+    /// for a source that is not trusted yet.
+    fn answer(
+        &self,
+        action: gix::credentials::helper::Action,
+    ) -> Option<gix::credentials::protocol::Outcome> {
+        use gix::credentials::helper::{Action, NextAction};
+        let Action::Get(ctx) = action else {
+            return None;
+        };
+        let host = host_of(&ctx)?.to_ascii_lowercase();
+        let (username, password) = match self.choose(&ctx, &host) {
+            Ok(pair) => pair,
+            Err(why) => {
+                crate::log!(crate::logger::Level::Warn, "{why}");
+                if let Ok(mut note) = self.note.lock() {
+                    *note = Some(why);
+                }
+                return None;
+            }
+        };
+        Some(gix::credentials::protocol::Outcome {
+            identity: gix::sec::identity::Account {
+                username,
+                password,
+                oauth_refresh_token: None,
+            },
+            next: NextAction::from(ctx),
+        })
     }
-    let (username, password) = match token {
-        Some(token) => ("x-access-token".to_owned(), token.to_owned()),
-        None => super::netrc::credentials_for(&host_of(&ctx)?)?,
-    };
-    Some(gix::credentials::protocol::Outcome {
-        identity: gix::sec::identity::Account {
-            username,
-            password,
-            oauth_refresh_token: None,
-        },
-        next: NextAction::from(ctx),
-    })
+
+    /// The user name and password for `host`, or why there are none.
+    fn choose(
+        &self,
+        ctx: &gix::credentials::protocol::Context,
+        host: &str,
+    ) -> Result<(String, String), String> {
+        use crate::env::{GIT_TOKEN, GIT_TOKEN_HOST};
+        let asked = format!("{host} asked for credentials");
+        if self.withheld {
+            return Err(format!(
+                "{asked}; `catalog view` sends none, since the source is not trusted yet: \
+                 add it to spec.trustedCatalogs and run the function, or `krm-catalog catalog pull` it"
+            ));
+        }
+        if !is_https(ctx) {
+            return Err(format!("{asked}; credentials are sent over https only"));
+        }
+        if let (Some(token), Some(token_host)) = (&self.token, &self.token_host)
+            && same_host(token_host, host)
+        {
+            return Ok(("x-access-token".to_owned(), token.clone()));
+        }
+        let (entry, default_ignored) = super::netrc::credentials_for(host);
+        if let Some(pair) = entry {
+            return Ok(pair);
+        }
+        let bare = host.rsplit_once(':').map_or(host, |(name, _)| name);
+        let mut why = match (&self.token, &self.token_host) {
+            (Some(_), None) => format!(
+                "{asked}; {GIT_TOKEN} is not sent, since {GIT_TOKEN_HOST} is not set: set {GIT_TOKEN_HOST}={host} if the token is for this host"
+            ),
+            (Some(_), Some(token_host)) => format!(
+                "{asked}; {GIT_TOKEN} is not sent: it is for {token_host} ({GIT_TOKEN_HOST})"
+            ),
+            _ => format!(
+                "{asked} and none are set for it: {GIT_TOKEN} with {GIT_TOKEN_HOST}={host}, or a `machine {bare}` entry in .netrc"
+            ),
+        };
+        if default_ignored {
+            why.push_str("; the .netrc `default` entry is never sent");
+        }
+        Err(why)
+    }
+}
+
+/// Whether the `host[:port]` of `KRM_CATALOG_GIT_TOKEN_HOST` is `host` (as gix gives it: the
+/// port only when it is not 443).
+fn same_host(named: &str, host: &str) -> bool {
+    let named = named.strip_suffix(":443").unwrap_or(named);
+    let host = host.strip_suffix(":443").unwrap_or(host);
+    named.eq_ignore_ascii_case(host)
 }
 
 /// The `host[:port]` a credential request is for (gix gives it, or the URL).
@@ -635,6 +884,7 @@ fn read_commit(
     id: gix::ObjectId,
 ) -> Result<Tree, GitError> {
     let e = |err: &dyn std::error::Error| fetch_error(source, chain(err));
+    check_size(repo, source, id)?;
     let commit = repo
         .find_object(id)
         .map_err(|err| e(&err))?
@@ -658,6 +908,23 @@ fn read_commit(
     reader.walk(root, "", 0)?;
     let files = reader.files;
     Ok((commit_id, files))
+}
+
+/// An object's size from its header, before it is read: past the allocation limit, an error
+/// (gix refuses it too; this names the limit without unpacking anything).
+fn check_size(repo: &gix::Repository, source: &GitRef, id: gix::ObjectId) -> Result<(), GitError> {
+    let size = repo
+        .find_header(id)
+        .map_err(|err| fetch_error(source, chain(&err)))?
+        .size();
+    let bytes = crate::env::max_git_object_bytes();
+    if size > bytes {
+        return Err(GitError::ObjectTooBig {
+            url: source.display_url(),
+            bytes,
+        });
+    }
+    Ok(())
 }
 
 struct TreeReader<'a> {
@@ -695,16 +962,39 @@ impl TreeReader<'_> {
         &self,
         tree: gix::ObjectId,
     ) -> Result<Vec<(String, gix::objs::tree::EntryMode, gix::ObjectId)>, GitError> {
+        check_size(self.repo, self.source, tree)?;
+        let id = tree;
         let tree = self
             .repo
-            .find_tree(tree)
+            .find_tree(id)
             .map_err(|e| self.tree_error(e.to_string()))?;
         let decoded = tree.decode().map_err(|e| self.tree_error(e.to_string()))?;
-        Ok(decoded
-            .entries
-            .iter()
-            .map(|entry| (entry.filename.to_string(), entry.mode, entry.oid.to_owned()))
-            .collect())
+        // Git itself never writes these; a crafted tree may (issue 21 L4): a name that is not
+        // one file name, or one that is there twice, would make the files read depend on who
+        // reads them.
+        let mut seen = std::collections::HashSet::new();
+        let mut entries = Vec::with_capacity(decoded.entries.len());
+        for entry in &decoded.entries {
+            let raw: &[u8] = entry.filename.as_ref();
+            let name = entry.filename.to_string();
+            if raw.is_empty()
+                || raw == b"."
+                || raw == b".."
+                || raw.contains(&b'/')
+                || raw.contains(&0)
+            {
+                return Err(self.tree_error(format!(
+                    "tree {id} has an entry named {name:?}, which is not a file name (a crafted tree: Git never writes one)"
+                )));
+            }
+            if !seen.insert(raw.to_vec()) {
+                return Err(self.tree_error(format!(
+                    "tree {id} has two entries named {name:?} (a crafted tree: Git never writes one)"
+                )));
+            }
+            entries.push((name, entry.mode, entry.oid.to_owned()));
+        }
+        Ok(entries)
     }
 
     /// The tree at `path` (already normalised: no `.`/`..`); a link on the way is refused,

@@ -6,6 +6,7 @@ pub mod archive;
 pub mod cache;
 mod error;
 pub mod git;
+mod git_transport;
 pub mod net;
 mod netrc;
 pub mod oci;
@@ -282,7 +283,7 @@ impl Remote {
                     ),
                 );
             }
-            return match git::load(g, &self.cache, self.offline) {
+            return match git::load(g, &self.cache, self.offline, git::Credentials::Scoped) {
                 Ok(fetched) => git::bundle(fetched, g),
                 Err(e) => {
                     let error = CatalogError::new(&label, e.to_string());
@@ -314,7 +315,7 @@ impl Remote {
                 ),
             );
         }
-        match self.resolve(source, false, Some(trusted)) {
+        match self.resolve(source, false, Some(trusted), git::Credentials::Scoped) {
             Ok(bundle) => bundle,
             Err(e) => {
                 let message = e.to_string();
@@ -334,7 +335,13 @@ impl Remote {
     /// Redirects must stay on https (or loopback http); there is no trust list to check them
     /// against (`catalog view` is how a user decides to trust).
     pub fn pull(&self, source: &CatalogRef) -> Result<Bundle, RemoteError> {
-        self.resolve(source, true, None)
+        self.resolve(source, true, None, git::Credentials::Scoped)
+    }
+
+    /// [`Remote::pull`] for `catalog view`, which is how a user decides to trust a source: a
+    /// Git server that asks for credentials gets none (issue 21 H6).
+    pub fn view(&self, source: &CatalogRef) -> Result<Bundle, RemoteError> {
+        self.resolve(source, true, None, git::Credentials::Withheld)
     }
 
     fn resolve(
@@ -342,13 +349,17 @@ impl Remote {
         source: &CatalogRef,
         refresh: bool,
         trusted: Option<&[String]>,
+        credentials: git::Credentials,
     ) -> Result<Bundle, RemoteError> {
         match source {
             CatalogRef::Url { url, sha256 } => {
                 self.resolve_url(url, sha256.as_ref().map(Digest::hex), refresh, trusted)
             }
             CatalogRef::Oci(r) => self.resolve_oci(r, refresh),
-            CatalogRef::Git(g) => Ok(git::bundle(git::load(g, &self.cache, self.offline)?, g)),
+            CatalogRef::Git(g) => Ok(git::bundle(
+                git::load(g, &self.cache, self.offline, credentials)?,
+                g,
+            )),
             CatalogRef::Path(p) => Err(RemoteError::LocalPath(p.clone())),
         }
     }

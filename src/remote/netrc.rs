@@ -1,8 +1,9 @@
 //! `.netrc` credentials for HTTPS Git catalog sources (`$NETRC`, else `~/.netrc`), read the
 //! way curl (and so `git`) reads them: whitespace-separated tokens, `machine NAME` entries with
-//! `login` and `password`, one `default` entry, `macdef` bodies skipped up to a blank line. The
-//! file is the user's own configuration (trusted), but it is read bounded and its contents never
-//! reach a message.
+//! `login` and `password`, `macdef` bodies skipped up to a blank line. Only host-scoped
+//! `machine` entries are used: a `default` entry is ignored, since it would go to whichever
+//! server asks (issue 21 H6). The file is the user's own configuration (trusted), but it is read
+//! bounded and its contents never reach a message.
 
 use std::path::PathBuf;
 
@@ -12,14 +13,18 @@ type Entry = (String, String);
 /// A `.netrc` larger than this is ignored (a real one holds a few entries).
 const MAX_BYTES: u64 = 256 * 1024;
 
-/// The `login` and `password` of `host`'s entry, else of the `default` entry. `host` may carry
-/// a port (`example.com:8443`): the entry is looked up with and then without it, as curl
-/// matches the host name alone.
-pub(crate) fn credentials_for(host: &str) -> Option<Entry> {
-    let text = read(&path()?)?;
+/// The `login` and `password` of `host`'s `machine` entry, never of the `default` entry, and
+/// whether a `default` entry was left unused. `host` may carry a port (`example.com:8443`): the
+/// entry is looked up with and then without it, as curl matches the host name alone.
+pub(crate) fn credentials_for(host: &str) -> (Option<Entry>, bool) {
+    let Some(text) = path().and_then(|p| read(&p)) else {
+        return (None, false);
+    };
     let bare = host.rsplit_once(':').map_or(host, |(name, _)| name);
     let (exact, default) = lookup(&text, host);
-    exact.or_else(|| lookup(&text, bare).0).or(default)
+    let entry = exact.or_else(|| lookup(&text, bare).0);
+    let default_ignored = entry.is_none() && default.is_some();
+    (entry, default_ignored)
 }
 
 /// Where the file is: `$NETRC`, else `$HOME/.netrc`.
@@ -164,10 +169,9 @@ mod tests {
         Some((login.to_owned(), password.to_owned()))
     }
 
-    /// The host's entry, else the default one.
+    /// The host's entry (the `default` entry is never used for a host).
     fn lookup(text: &str, host: &str) -> Option<super::Entry> {
-        let (exact, default) = super::lookup(text, host);
-        exact.or(default)
+        super::lookup(text, host).0
     }
 
     /// A host with a port finds the entry of its name before the default entry.
@@ -180,14 +184,14 @@ mod tests {
     }
 
     #[test]
-    fn finds_the_host_then_default() {
+    fn finds_the_host_and_never_default() {
         let text = "machine a.example login alice password one\n\
                     machine git.example.com\n  login bob\n  password \"two words\"\n\
                     default login anon password three\n";
         assert_eq!(lookup(text, "git.example.com"), pair("bob", "two words"));
         assert_eq!(lookup(text, "GIT.example.com"), pair("bob", "two words"));
         assert_eq!(lookup(text, "a.example"), pair("alice", "one"));
-        assert_eq!(lookup(text, "other.example"), pair("anon", "three"));
+        assert_eq!(lookup(text, "other.example"), None);
         assert_eq!(lookup("machine a login x password y", "b"), None);
     }
 

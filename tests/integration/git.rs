@@ -760,9 +760,24 @@ fn issue12_git_credentials_only_from_the_token_and_no_user_git_config() {
     let input = resource_list(&entry(&private, "ref: v1, "), &[&trust], "");
     let out = env.run(&[], &input);
     assert_fails_with(&out, &format!("cannot fetch v1 from {private}"));
-    let out = env.run_with(&[], &input, &[("KRM_CATALOG_GIT_TOKEN", "wrong")]);
+    let host = format!("127.0.0.1:{}", https.port);
+    let out = env.run_with(
+        &[],
+        &input,
+        &[
+            ("KRM_CATALOG_GIT_TOKEN", "wrong"),
+            ("KRM_CATALOG_GIT_TOKEN_HOST", &host),
+        ],
+    );
     assert_fails_with(&out, &format!("cannot fetch v1 from {private}"));
-    let out = env.run_with(&[], &input, &[("KRM_CATALOG_GIT_TOKEN", TOKEN)]);
+    let out = env.run_with(
+        &[],
+        &input,
+        &[
+            ("KRM_CATALOG_GIT_TOKEN", TOKEN),
+            ("KRM_CATALOG_GIT_TOKEN_HOST", &host),
+        ],
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_output(&out, &annotation(&private, &commit));
     assert!(
@@ -812,8 +827,18 @@ fn issue12_git_credentials_from_netrc() {
         !stdout(&out).contains(TOKEN) && !stderr(&out).contains(TOKEN),
         "the password was printed"
     );
-    // The token, when set, is what is sent.
-    let out = env.run_with(&[], &input, &[("KRM_CATALOG_GIT_TOKEN", "wrong")]);
+    // The token, when set for this host, is what is sent.
+    let out = env.run_with(
+        &[],
+        &input,
+        &[
+            ("KRM_CATALOG_GIT_TOKEN", "wrong"),
+            (
+                "KRM_CATALOG_GIT_TOKEN_HOST",
+                &format!("127.0.0.1:{}", https.port),
+            ),
+        ],
+    );
     assert_fails_with(&out, &format!("cannot fetch v1 from {private}"));
     // `$NETRC` names the file instead of `~/.netrc`.
     env.write("home/.netrc", "");
@@ -883,4 +908,462 @@ fn issue12_git_tree_read_obeys_the_bundle_limits_and_file_urls_need_no_git() {
     git(&dir, &["commit", "-q", "-m", "deep"]);
     let out = env.run(&[], &input("deep"));
     assert_fails_with(&out, "is nested deeper than 32 directories");
+}
+
+/// Issue 21 H6: `KRM_CATALOG_GIT_TOKEN` goes only to the host `KRM_CATALOG_GIT_TOKEN_HOST`
+/// names (never without it), a `.netrc` `default` entry to no host, and `catalog view` sends no
+/// credentials at all. Two HTTPS Git servers in one run; their logs say which requests carried
+/// an `Authorization` header.
+#[test]
+fn issue15_h6_token_only_to_named_host() {
+    let test = test_name!();
+    if !tools(test) || !have("openssl", test) {
+        return;
+    }
+    let tls = tls();
+    let (a, b) = (Server::git_http(Some(&tls)), Server::git_http(Some(&tls)));
+    let commit_a = make_repo(a.root());
+    make_repo(b.root());
+    let (private_a, private_b) = (a.url("private/repo"), b.url("private/repo"));
+    let (host_a, host_b) = (
+        format!("127.0.0.1:{}", a.port),
+        format!("127.0.0.1:{}", b.port),
+    );
+    let env = TestContext::new().with_ca(&tls.ca);
+    let home = env.mkdir("home");
+    let env = env.with_env("HOME", &home.to_string_lossy());
+    let input = resource_list(
+        &format!(
+            "{}\n    - {}",
+            entry(&private_a, "ref: v1, "),
+            entry(&private_b, "ref: v1, ")
+        ),
+        &[&a.url("*"), &b.url("*")],
+        "",
+    );
+    let authorized = |server: &Server| server.log().contains("[Authorization]");
+    let said = |out: &std::process::Output| format!("{}{}", stdout(out), stderr(out));
+    // The token and the host it is for: A gets it, B (which asks all the same) does not.
+    let out = env.run_with(
+        &[],
+        &input,
+        &[
+            ("KRM_CATALOG_GIT_TOKEN", TOKEN),
+            ("KRM_CATALOG_GIT_TOKEN_HOST", &host_a),
+        ],
+    );
+    assert!(
+        stdout(&out).contains(&annotation(&private_a, &commit_a)),
+        "{}",
+        said(&out)
+    );
+    assert!(authorized(&a), "{}", a.log());
+    assert!(!authorized(&b), "the token went to B: {}", b.log());
+    assert!(
+        said(&out).contains(&format!(
+            "{host_b} asked for credentials; KRM_CATALOG_GIT_TOKEN is not sent: it is for {host_a} (KRM_CATALOG_GIT_TOKEN_HOST)"
+        )),
+        "{}",
+        said(&out)
+    );
+    // Without KRM_CATALOG_GIT_TOKEN_HOST the token goes nowhere, and the error says why.
+    let before_a = a.log();
+    let out = env.run_with(&[], &input, &[("KRM_CATALOG_GIT_TOKEN", TOKEN)]);
+    assert!(
+        !a.log()[before_a.len()..].contains("[Authorization]"),
+        "{}",
+        a.log()
+    );
+    assert!(!authorized(&b), "{}", b.log());
+    assert!(
+        said(&out).contains(&format!(
+            "cannot fetch v1 from {private_a}"
+        )) && said(&out).contains(&format!(
+            "{host_a} asked for credentials; KRM_CATALOG_GIT_TOKEN is not sent, since KRM_CATALOG_GIT_TOKEN_HOST is not set: set KRM_CATALOG_GIT_TOKEN_HOST={host_a} if the token is for this host"
+        )),
+        "{}",
+        said(&out)
+    );
+    // A `.netrc` `default` entry is never sent; a `machine` entry only to its host (by name,
+    // so here both servers would match one: none is written).
+    env.write(
+        "home/.netrc",
+        format!("default login x-access-token password {TOKEN}\n"),
+    );
+    let before_a = a.log();
+    let out = env.run(&[], &input);
+    assert!(
+        !a.log()[before_a.len()..].contains("[Authorization]"),
+        "{}",
+        a.log()
+    );
+    assert!(!authorized(&b), "{}", b.log());
+    assert!(
+        said(&out).contains(&format!(
+            "{host_b} asked for credentials and none are set for it: KRM_CATALOG_GIT_TOKEN with KRM_CATALOG_GIT_TOKEN_HOST={host_b}, or a `machine 127.0.0.1` entry in .netrc; the .netrc `default` entry is never sent"
+        )),
+        "{}",
+        said(&out)
+    );
+    // `catalog view` of a source (not trusted yet) sends nothing, even to the token's host.
+    let before_a = a.log();
+    let out = env.run_with(
+        &[
+            "catalog",
+            "view",
+            &format!("git::{private_a}//catalogs/team?ref=v1"),
+        ],
+        "",
+        &[
+            ("KRM_CATALOG_GIT_TOKEN", TOKEN),
+            ("KRM_CATALOG_GIT_TOKEN_HOST", &host_a),
+        ],
+    );
+    assert!(!out.status.success(), "{}", said(&out));
+    assert!(
+        a.log()[before_a.len()..].contains("GET /private/repo"),
+        "{}",
+        a.log()
+    );
+    assert!(
+        !a.log()[before_a.len()..].contains("[Authorization]"),
+        "{}",
+        a.log()
+    );
+    assert!(
+        stderr(&out).contains(&format!(
+            "{host_a} asked for credentials; `catalog view` sends none, since the source is not trusted yet"
+        )),
+        "{}",
+        said(&out)
+    );
+    assert!(!said(&out).contains(TOKEN), "the token was printed");
+}
+
+/// Issue 21 H5: a pack of a few KB whose deltas unpack to 256 MiB each (8 of them:
+/// `tests/support/git_delta_bomb.py`, served as stored by `git http-backend`) fails at gix's
+/// allocation limit (`KRM_CATALOG_MAX_GIT_OBJECT_BYTES`, 16 MiB) with an error naming it; a
+/// chain of 48 deltas of 15 MiB each, which gix holds at once, fails at the memory budget (8
+/// times the limit); the run stays small in memory; below the limit the same shape loads.
+#[test]
+fn issue15_h5_git_delta_bomb_is_refused_bounded_in_memory() {
+    const MEASURE: &str = "import resource, subprocess, sys
+p = subprocess.run(sys.argv[1:], stdin=sys.stdin, stdout=sys.stdout, stderr=sys.stderr)
+sys.stderr.write('peak-kib=%d\\n' % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(p.returncode)
+";
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    make_repo(http.root());
+    let dir = http.root().join("repo");
+    let bomb = |branch: &str, args: &[&str]| {
+        let ids = succeed(
+            Command::new("python3")
+                .arg(crate::util::root().join("tests/support/git_delta_bomb.py"))
+                .arg(dir.join(".git/objects"))
+                .args(args),
+        );
+        git(&dir, &["checkout", "-q", "-b", branch, "main"]);
+        for (i, id) in ids.lines().enumerate() {
+            git(
+                &dir,
+                &[
+                    "update-index",
+                    "--add",
+                    "--cacheinfo",
+                    &format!("100644,{id},big{i}.bin"),
+                ],
+            );
+        }
+        git(&dir, &["commit", "-q", "-m", branch]);
+    };
+    bomb("bomb", &["8", "256"]);
+    bomb("chain", &["48", "3", "chain"]);
+    bomb("small", &["2", "1"]);
+    let url = http.url("repo");
+    let env = TestContext::new();
+    let input = |branch: &str| {
+        resource_list(
+            &entry(&url, &format!("ref: {branch}, ")),
+            &[&http.url("*")],
+            "",
+        )
+    };
+    // The run under a Python parent that reports the peak resident memory of its child.
+    let measured = |branch: &str, extra: &[(&str, &str)]| {
+        let mut cmd = env.command("python3");
+        cmd.envs(extra.iter().copied())
+            .args(["-c", MEASURE])
+            .arg(crate::util::bin())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().expect("python3");
+        {
+            use std::io::Write as _;
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin.write_all(input(branch).as_bytes()).expect("stdin");
+        }
+        let out = child.wait_with_output().expect("wait");
+        let peak_kib: u64 = stderr(&out)
+            .lines()
+            .find_map(|l| l.strip_prefix("peak-kib="))
+            .and_then(|n| n.parse().ok())
+            .expect("peak line");
+        (out, peak_kib / 1024)
+    };
+    // Each delta past the allocation limit.
+    let (out, peak_mib) = measured("bomb", &[]);
+    assert_fails_with(
+        &out,
+        &format!(
+            "{url}: an object of the repository unpacks to more than 16777216 bytes (a pack of small deltas can expand without bound); raise KRM_CATALOG_MAX_GIT_OBJECT_BYTES if the repository holds files that big"
+        ),
+    );
+    assert!(
+        peak_mib < 128,
+        "peak {peak_mib} MiB for a pack that unpacks to 2 GiB"
+    );
+    // Each delta under it, 48 levels held at once: the memory budget. At a limit of 4 MiB
+    // (a budget of 32 MiB) and levels of 3 MiB (144 MiB), so that a debug build gets there
+    // well within the deadline.
+    let (out, peak_mib) = measured(
+        "chain",
+        &[
+            ("KRM_CATALOG_MAX_GIT_OBJECT_BYTES", "4194304"),
+            ("KRM_CATALOG_HTTP_TIMEOUT", "30"),
+        ],
+    );
+    assert_fails_with(
+        &out,
+        &format!(
+            "{url}: unpacking the fetched pack took more than 33554432 bytes of memory (a pack of deltas can expand without bound); raise KRM_CATALOG_MAX_GIT_OBJECT_BYTES (the budget is 8 times it) if the repository holds files that big"
+        ),
+    );
+    assert!(peak_mib < 100, "peak {peak_mib} MiB for a chain of 144 MiB");
+    // A limit of 1 MiB refuses the 1 MiB blobs plus one byte; the default takes them.
+    let out = env.run_with(
+        &[],
+        &input("small"),
+        &[("KRM_CATALOG_MAX_GIT_OBJECT_BYTES", "1048576")],
+    );
+    assert_fails_with(&out, "unpacks to more than 1048576 bytes");
+    let out = env.run(&[], &input("small"));
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// Issue 21 M2: plain `http://` Git to a host that is not loopback is refused before any
+/// request, pinned or not, as a `url:` catalog at the same address is.
+#[test]
+fn issue15_m2_plain_http_git_to_a_remote_host_is_refused() {
+    let env = TestContext::new();
+    let url = "http://192.0.2.1/repo";
+    for fields in [
+        "ref: v1, ".to_owned(),
+        format!("ref: v1, commit: {}, ", "a".repeat(40)),
+    ] {
+        let out = env.run(&[], &resource_list(&entry(url, &fields), &[url], ""));
+        assert_fails_with(
+            &out,
+            &format!("{url}: plain HTTP is refused except for loopback hosts; use https://"),
+        );
+        assert!(!stderr(&out).contains("cannot fetch"), "{}", stderr(&out));
+    }
+}
+
+/// `git hash-object --literally` of a tree written byte by byte: `(mode, name, id)`.
+fn crafted_tree(dir: &Path, entries: &[(&str, &[u8], &str)]) -> String {
+    use std::io::Write as _;
+    let mut raw = Vec::new();
+    for (mode, name, id) in entries {
+        raw.extend_from_slice(mode.as_bytes());
+        raw.push(b' ');
+        raw.extend_from_slice(name);
+        raw.push(0);
+        let hex = id.as_bytes();
+        for pair in hex.chunks(2) {
+            let text = std::str::from_utf8(pair).expect("hex");
+            raw.push(u8::from_str_radix(text, 16).expect("hex"));
+        }
+    }
+    let mut child = Command::new("git")
+        .current_dir(dir)
+        .args(["hash-object", "-t", "tree", "--literally", "-w", "--stdin"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("git hash-object");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&raw)
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Issue 21 L4: tree entries named `..`, `/etc/abs.yaml` or twice the same name (which Git
+/// never writes) are an error naming the tree and the entry; a URL with a backslash (which
+/// parsers read as different hosts) is refused as written.
+#[test]
+fn issue15_l4_crafted_tree_entries_and_backslash_urls_are_refused() {
+    let test = test_name!();
+    if !have("git", test) {
+        return;
+    }
+    let env = TestContext::new();
+    let base = env.mkdir("repos");
+    make_repo(&base);
+    let dir = base.join("repo");
+    let url = format!("file://{}", dir.display());
+    let blob = git(&dir, &["rev-parse", "HEAD:catalogs/team/catalog.yaml"]);
+    let other = git(&dir, &["hash-object", "-w", "README.md"]);
+    for (branch, team, bad) in [
+        (
+            "dotdot",
+            vec![
+                ("100644", &b"catalog.yaml"[..], blob.as_str()),
+                ("100644", &b".."[..], other.as_str()),
+            ],
+            "has an entry named \"..\", which is not a file name (a crafted tree: Git never writes one)",
+        ),
+        (
+            "absolute",
+            vec![
+                ("100644", &b"/etc/abs.yaml"[..], blob.as_str()),
+                ("100644", &b"catalog.yaml"[..], blob.as_str()),
+            ],
+            "has an entry named \"/etc/abs.yaml\", which is not a file name (a crafted tree: Git never writes one)",
+        ),
+        (
+            "twice",
+            vec![
+                ("100644", &b"catalog.yaml"[..], blob.as_str()),
+                ("100644", &b"catalog.yaml"[..], other.as_str()),
+            ],
+            "has two entries named \"catalog.yaml\" (a crafted tree: Git never writes one)",
+        ),
+    ] {
+        let team_tree = crafted_tree(&dir, &team);
+        let catalogs = crafted_tree(&dir, &[("40000", b"team", &team_tree)]);
+        let root = crafted_tree(&dir, &[("40000", b"catalogs", &catalogs)]);
+        let commit = git(&dir, &["commit-tree", &root, "-m", branch]);
+        git(
+            &dir,
+            &["update-ref", &format!("refs/heads/{branch}"), &commit],
+        );
+        let out = env.run(
+            &[],
+            &resource_list(&entry(&url, &format!("ref: {branch}, ")), &[], ""),
+        );
+        assert_fails_with(&out, &format!("{url}@{commit}: tree {team_tree} {bad}"));
+    }
+    // `http://A\@B/`: the WHATWG parser (trust) reads host A, gix read host B.
+    let backslash = "http://127.0.0.1:1\\\\@example.com/repo";
+    let out = env.run(
+        &[],
+        &resource_list(
+            &format!("{{git: {{url: \"{backslash}\", ref: v1}}}}"),
+            &["http://127.0.0.1:1/*"],
+            "",
+        ),
+    );
+    assert_fails_with(
+        &out,
+        "spec.catalogs[0].git.url: must not contain a backslash: URL parsers read it differently (write / or %5C)",
+    );
+    let out = env.run(
+        &[
+            "catalog",
+            "view",
+            &format!("git::{}?ref=v1", backslash.replace("\\\\", "\\")),
+        ],
+        "",
+    );
+    assert!(!out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("url must not contain a backslash"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// Issue 21 M4: the ref advertisement is bounded: a server that advertises 100,001 refs (an
+/// honest `git http-backend` over a repository that has that many tags starting with `v1`)
+/// ends the fetch with an error naming the bound, before gix holds them all.
+#[test]
+fn issue15_m4_ref_advertisement_is_bounded() {
+    use std::fmt::Write as _;
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    let commit = make_repo(http.root());
+    let dir = http.root().join("repo");
+    let mut packed = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+    let mut names: Vec<String> = (0..100_001)
+        .map(|i| format!("refs/tags/v1-{i:06}"))
+        .collect();
+    names.push("refs/heads/main".to_owned());
+    names.sort();
+    for name in &names {
+        let _ = writeln!(packed, "{commit} {name}");
+    }
+    fs_err::write(dir.join(".git/packed-refs"), packed).expect("packed-refs");
+    fs_err::remove_file(dir.join(".git/refs/heads/main")).expect("loose main");
+    let url = http.url("repo");
+    // `v1`: ls-refs asks for the prefixes `refs/tags/v1` and `refs/heads/v1`, which every tag
+    // matches.
+    let input = resource_list(&entry(&url, "ref: v1, "), &[&http.url("*")], "");
+    let out = TestContext::new().run(&[], &input);
+    assert_fails_with(
+        &out,
+        &format!(
+            "{url}: the server advertised more than 100000 refs or 16777216 bytes of them; a catalog repository needs a few"
+        ),
+    );
+}
+
+/// Issue 21 M3: the Git cache is a faithful copy of the commit's subtree: a catalog whose
+/// files sit in one directory (`path: catalogs`, all under `team/`) reads the same cold, warm
+/// and offline: the same `catalog view` (digest included) and the same run output.
+#[test]
+fn issue15_m3_git_cache_is_a_faithful_copy() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    let commit = make_repo(http.root());
+    let url = http.url("repo");
+    let source = format!("git::{url}//catalogs?ref=v1&commit={commit}");
+    let env = TestContext::new();
+    let cold = env.run(&["catalog", "view", &source], "");
+    assert!(cold.status.success(), "{}", stderr(&cold));
+    let requests = http.requests();
+    let warm = env.run(&["catalog", "view", &source], "");
+    assert_eq!(http.requests(), requests, "the warm view fetched");
+    assert_eq!(stdout(&warm), stdout(&cold));
+    let input = resource_list(
+        &format!("{{git: {{url: \"{url}\", ref: v1, commit: {commit}, path: catalogs}}}}"),
+        &[&http.url("*")],
+        "",
+    );
+    let fresh = TestContext::new();
+    let online = fresh.run(&[], &input);
+    assert!(online.status.success(), "{}", stderr(&online));
+    let warm = fresh.run(&[], &input);
+    assert_eq!(stdout(&warm), stdout(&online));
+    drop(http);
+    let offline = fresh.run(&[], &input.replace(ONLINE, OFFLINE));
+    assert_eq!(
+        stdout(&offline).replace("    offline: true\n", ""),
+        stdout(&online)
+    );
 }

@@ -7,7 +7,8 @@ run as a CGI program per request. Used by tests/integration/git.rs; not part of 
 Paths:  /<repo>/...            served by git http-backend from the repositories under ROOT
         /moved/<repo>/...      301 to /<repo>/... (a redirect hop)
         /private/<repo>/...    /<repo>/... for Basic x-access-token:TOKEN only, else 401
-Every request path is appended to LOG. The chosen port is printed on stdout.
+Every request (method and path, then ` [Authorization]` when the request carried that header) is
+appended to LOG. The chosen port is printed on stdout.
 """
 import base64, http.server, os, subprocess, sys, threading
 
@@ -34,7 +35,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def serve(self):
         with lock, open(log, "a") as f:
-            f.write(self.command + " " + self.path + "\n")
+            auth = " [Authorization]" if self.headers.get("Authorization") is not None else ""
+            f.write(self.command + " " + self.path + auth + "\n")
         path, _, query = self.path.partition("?")
         if path.startswith("/moved/"):
             self.send_response(301)

@@ -146,6 +146,16 @@ impl GitRef {
                 ),
             );
         }
+        // URL parsers disagree on `\`: the WHATWG parser that checks trust reads
+        // `http://a\@b/` as host `a`, gix as host `b` (issue 21 L4). Refused, so that trust,
+        // messages and the fetch all name the same host.
+        if url.contains('\\') && !url.starts_with("file://") {
+            return fail(
+                "url",
+                "must not contain a backslash: URL parsers read it differently (write / or %5C)"
+                    .to_owned(),
+            );
+        }
         if url.contains(['?', '#', ' ']) {
             return fail(
                 "url",

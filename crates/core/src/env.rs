@@ -19,8 +19,16 @@ pub const CATALOGS: &str = "KRM_CATALOG_CATALOGS";
 /// Extra CA certificates (a PEM file) for private HTTPS servers and registries (default none).
 pub const CA_FILE: &str = "KRM_CATALOG_CA_FILE";
 /// A token for HTTPS Git catalog sources that need one (default none): sent as the password
-/// (user `x-access-token`, which GitHub, GitLab and Gitea accept), never logged.
+/// (user `x-access-token`, which GitHub, GitLab and Gitea accept) to the host
+/// [`GIT_TOKEN_HOST`] names only, never logged.
 pub const GIT_TOKEN: &str = "KRM_CATALOG_GIT_TOKEN";
+/// The one host (`host[:port]`; without a port, port 443) that [`GIT_TOKEN`] is sent to
+/// (default none: the token is not sent at all).
+pub const GIT_TOKEN_HOST: &str = "KRM_CATALOG_GIT_TOKEN_HOST";
+/// The largest object of a fetched Git pack, unpacked (default 16 MiB): gix's allocation
+/// limit, so a pack of small deltas cannot expand without bound; a fetch may grow the
+/// process's memory by 8 times it while it unpacks.
+pub const MAX_GIT_OBJECT_BYTES: &str = "KRM_CATALOG_MAX_GIT_OBJECT_BYTES";
 /// Seconds per HTTP request (default 30, at least 1).
 pub const HTTP_TIMEOUT: &str = "KRM_CATALOG_HTTP_TIMEOUT";
 /// Retries of an HTTP request on transient failures (default 3).
@@ -167,6 +175,19 @@ pub fn ca_file() -> Option<OsString> {
 /// [`GIT_TOKEN`], when set and not empty.
 pub fn git_token() -> Option<String> {
     non_empty(GIT_TOKEN).and_then(|t| t.into_string().ok())
+}
+
+/// [`GIT_TOKEN_HOST`], trimmed and lowercased, when set and not empty.
+pub fn git_token_host() -> Option<String> {
+    non_empty(GIT_TOKEN_HOST)
+        .and_then(|h| h.into_string().ok())
+        .map(|h| h.trim().to_ascii_lowercase())
+        .filter(|h| !h.is_empty())
+}
+
+/// [`MAX_GIT_OBJECT_BYTES`].
+pub fn max_git_object_bytes() -> u64 {
+    number(MAX_GIT_OBJECT_BYTES).unwrap_or(16 * MIB)
 }
 
 /// [`CATALOGS`] as written (empty when unset or not UTF-8).
