@@ -275,10 +275,7 @@ fn verify_signature(
         &read(file)?,
         (&names.0, &names.1, &names.2),
     )?;
-    Stdout::print(&format!(
-        "ok {}: signed by the key {}\n",
-        names.2, names.0
-    ))
+    Stdout::print(&format!("ok {}: signed by the key {}\n", names.2, names.0))
 }
 
 /// The completion script for `shell`, from the same definitions as the parser.

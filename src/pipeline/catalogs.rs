@@ -95,45 +95,47 @@ pub fn load_catalogs(
     if settings.builtin {
         bundles.push(crate::builtin::bundle());
     }
+    let keys = trust_keys(settings, ctx, &mut errors);
     // Catalogs baked into the image (environment) come right after the built-in one.
     let env_catalogs = config::env_catalogs();
     let mut pattern_fields: Vec<(String, String)> = Vec::new();
     for (index, entry) in env_catalogs.iter().chain(&settings.catalogs).enumerate() {
-        let mut bundle = match &entry.source {
-            // `config::env_catalogs` keeps an environment entry that starts like a Git source
-            // but does not parse as a path (it has no other way to say so): say why it is not
-            // a Git source, as an error even when no kind of it is needed.
-            CatalogRef::Path(p) if index < env_catalogs.len() && p.starts_with("git:") => {
-                let reason = match p.parse::<CatalogRef>() {
-                    Err(CatalogRefError::Git { field, message, .. }) => {
-                        format!("{field} {message}")
-                    }
-                    Err(e) => e.standalone(),
-                    Ok(_) => "it did not parse when the environment was read".to_owned(),
-                };
-                let origin = Origin::Path(p.clone());
-                let message = format!("not a Git catalog source: {reason}");
-                Bundle::failed(origin.clone(), CatalogError::new(&origin.label(), message))
-            }
-            CatalogRef::Path(p) => {
-                let path = crate::env::resolve_path(&ctx.cwd, p);
-                let mut bundle = Bundle::from_path(p, &path);
-                if !path.exists() {
-                    for e in &mut bundle.problems {
-                        e.unavailable = true;
-                    }
+        let mut bundle =
+            match &entry.source {
+                // `config::env_catalogs` keeps an environment entry that starts like a Git source
+                // but does not parse as a path (it has no other way to say so): say why it is not
+                // a Git source, as an error even when no kind of it is needed.
+                CatalogRef::Path(p) if index < env_catalogs.len() && p.starts_with("git:") => {
+                    let reason = match p.parse::<CatalogRef>() {
+                        Err(CatalogRefError::Git { field, message, .. }) => {
+                            format!("{field} {message}")
+                        }
+                        Err(e) => e.standalone(),
+                        Ok(_) => "it did not parse when the environment was read".to_owned(),
+                    };
+                    let origin = Origin::Path(p.clone());
+                    let message = format!("not a Git catalog source: {reason}");
+                    Bundle::failed(origin.clone(), CatalogError::new(&origin.label(), message))
                 }
-                bundle
-            }
-            // A Git source baked into the image (environment) is trusted as the image is.
-            CatalogRef::Git(_) if index < env_catalogs.len() => {
-                let own: Vec<String> = entry.source.trust_entry().into_iter().collect();
-                remote.get().load(&entry.source, &own)
-            }
-            CatalogRef::Url { .. } | CatalogRef::Oci(_) | CatalogRef::Git(_) => {
-                remote.get().load(&entry.source, &settings.trusted_catalogs)
-            }
-        };
+                CatalogRef::Path(p) => {
+                    let path = crate::env::resolve_path(&ctx.cwd, p);
+                    let mut bundle = Bundle::from_path(p, &path);
+                    if !path.exists() {
+                        for e in &mut bundle.problems {
+                            e.unavailable = true;
+                        }
+                    }
+                    bundle
+                }
+                // A Git source baked into the image (environment) is trusted as the image is.
+                CatalogRef::Git(_) if index < env_catalogs.len() => {
+                    let own: Vec<String> = entry.source.trust_entry().into_iter().collect();
+                    remote.get().load(&entry.source, &own, &[])
+                }
+                CatalogRef::Url { .. } | CatalogRef::Oci(_) | CatalogRef::Git(_) => remote
+                    .get()
+                    .load(&entry.source, &settings.trusted_catalogs, &keys),
+            };
         if entry.standard_pattern.is_some() {
             bundle.standard_pattern.clone_from(&entry.standard_pattern);
             pattern_fields.push((
@@ -181,6 +183,52 @@ pub fn load_catalogs(
         (e, field)
     }));
     (catalog, errors)
+}
+
+/// The public keys of `spec.trustedCatalogs` entries (SPEC §7.5), read and parsed; a key that
+/// cannot be read is an error at its entry, which fails the run before any catalog is used.
+fn trust_keys(
+    settings: &Settings,
+    ctx: &RunContext,
+    errors: &mut Vec<(CatalogError, Option<String>)>,
+) -> Vec<crate::remote::cosign::TrustedKey> {
+    let mut keys = Vec::new();
+    for entry in &settings.trust_keys {
+        let (pem, source, field) = match &entry.key {
+            config::KeySource::Pem(pem) => (
+                Ok(pem.clone()),
+                format!("{}.publicKey", entry.field),
+                entry.field.key("publicKey"),
+            ),
+            config::KeySource::File(file) => (
+                fs_err::read_to_string(crate::env::resolve_path(&ctx.cwd, file))
+                    .map_err(|e| e.to_string()),
+                file.clone(),
+                entry.field.key("publicKeyFile"),
+            ),
+        };
+        let key = pem.and_then(|pem| {
+            crate::remote::cosign::PublicKey::from_pem(&pem, &source).map_err(|e| {
+                let text = e.to_string();
+                text.strip_prefix(&format!("{source}: "))
+                    .map_or_else(|| text.clone(), str::to_owned)
+            })
+        });
+        match key {
+            Ok(key) => keys.push(crate::remote::cosign::TrustedKey {
+                source: entry.source.clone(),
+                key,
+            }),
+            Err(message) => {
+                let label = format!("trusted catalog {}", entry.source);
+                errors.push((
+                    CatalogError::new(&label, format!("public key {source}: {message}")),
+                    Some(field.to_string()),
+                ));
+            }
+        }
+    }
+    keys
 }
 
 /// Whether a run can need any catalog: the hot path (a pipeline of ordinary resources) skips

@@ -6,6 +6,9 @@ use super::net::{FetchError, Refusal, SetupError};
 /// A failed remote load, fetch or registry lookup.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RemoteError {
+    /// A required cosign signature is missing or does not verify.
+    #[error(transparent)]
+    Signature(#[from] super::cosign::CosignError),
     /// The text does not parse as a URL.
     #[error("{url} is not a URL: {reason}")]
     NotAUrl {
