@@ -41,6 +41,9 @@ pub(super) struct View {
     pin: Option<String>,
     /// The `spec.trustedCatalogs` entry a run needs for it; `null` for a local catalog.
     trust_entry: Option<String>,
+    /// Who signed the OCI catalog's digest, `key sha256:<fingerprint> (<file>)`, one per
+    /// `--public-key`; `[]` when none was given.
+    signed: Vec<String>,
     /// The catalog whose standard pattern its services borrow (`spec.standardPattern`).
     standard_pattern: Option<String>,
     /// kubara services.
@@ -196,6 +199,7 @@ pub(super) fn view(
     borrows: Option<&str>,
     catalog: &Catalog,
     functions: &[kep::Function],
+    signers: &[crate::remote::cosign::Signer],
 ) -> View {
     View {
         source: info.origin.label(),
@@ -208,6 +212,7 @@ pub(super) fn view(
             .as_ref()
             .map(|pin| source.pinned_entry(pin).unwrap_or_else(|| pin.to_string())),
         trust_entry: source.trust_entry(),
+        signed: signers.iter().map(ToString::to_string).collect(),
         standard_pattern: borrows.map(str::to_owned),
         services: catalog
             .services()

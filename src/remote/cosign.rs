@@ -394,7 +394,7 @@ impl Remote {
             }
             .into());
         }
-        let Some(artifact) = self.net()?.pull_signature(name, digest)? else {
+        let Some(artifact) = self.fetch_signature(name, digest)? else {
             return Err(CosignError::NoSignature {
                 reference: reference.to_owned(),
                 digest: digest.to_owned(),
@@ -403,6 +403,20 @@ impl Remote {
             }
             .into());
         };
+        Ok(all(&artifact)?)
+    }
+
+    /// Fetch the cosign signature manifest of `name@digest` and its layers into the cache
+    /// (`catalog pull`: so that an offline run can check it); `None` when there is none.
+    pub fn fetch_signature(
+        &self,
+        name: &str,
+        digest: &str,
+    ) -> Result<Option<Artifact>, RemoteError> {
+        let Some(artifact) = self.net()?.pull_signature(name, digest)? else {
+            return Ok(None);
+        };
+        let cache_ref = format!("oci://{name}:{}", signature_tag(digest));
         let store = || -> std::io::Result<()> {
             for layer in &artifact.layers {
                 self.cache.put_blob(&layer.data)?;
@@ -413,7 +427,7 @@ impl Remote {
                 &RefEntry {
                     digest: hex,
                     kind: "cosign".into(),
-                    name: tag.clone(),
+                    name: signature_tag(digest),
                     via: Vec::new(),
                 },
             )
@@ -425,7 +439,7 @@ impl Remote {
                 self.cache.not_writable(&e)
             );
         }
-        Ok(all(&artifact)?)
+        Ok(Some(artifact))
     }
 
     /// The cached signature manifest of a signature tag and its cached layers, if all are
