@@ -5,6 +5,7 @@ mod catalog_cmd;
 mod cli;
 mod container;
 mod corpus;
+mod cosign;
 mod crd_corpus;
 mod docs;
 mod function_kinds;
