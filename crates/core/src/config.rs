@@ -826,6 +826,70 @@ mod tests {
     use super::*;
 
     #[test]
+    fn issue24_cosign_trust_entries_may_name_a_public_key() {
+        let fc = parse(Some(
+            &serde_json::json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"trustedCatalogs": [
+                "oci://r.example/plain/*",
+                {"source": "oci://r.example/signed/*", "publicKeyFile": "keys/cosign.pub"},
+                {"source": "r.example/inline", "publicKey": "-----BEGIN PUBLIC KEY-----"},
+                {"source": "oci://r.example/no-key"},
+            ]}}),
+        ));
+        assert!(fc.problems.is_empty(), "{:?}", fc.problems);
+        assert_eq!(
+            fc.settings.trusted_catalogs,
+            [
+                "oci://r.example/plain/*",
+                "oci://r.example/signed/*",
+                "r.example/inline",
+                "oci://r.example/no-key"
+            ]
+        );
+        assert_eq!(
+            fc.settings.trust_keys,
+            [
+                TrustKey {
+                    source: "oci://r.example/signed/*".into(),
+                    key: KeySource::File("keys/cosign.pub".into()),
+                    field: FieldPath::parse("spec.trustedCatalogs[1]"),
+                },
+                TrustKey {
+                    source: "r.example/inline".into(),
+                    key: KeySource::Pem("-----BEGIN PUBLIC KEY-----".into()),
+                    field: FieldPath::parse("spec.trustedCatalogs[2]"),
+                },
+            ]
+        );
+        let bad = parse(Some(
+            &serde_json::json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"trustedCatalogs": [
+                {"source": "https://h/c.yaml", "publicKeyFile": "k.pub"},
+                {"source": "oci://r/x", "publicKey": "a", "publicKeyFile": "k.pub"},
+                {"publicKeyFile": "k.pub"},
+                {"source": "oci://r/x", "key": "k.pub"},
+                7,
+            ]}}),
+        ));
+        let problems: Vec<String> = bad
+            .problems
+            .iter()
+            .map(|p| format!("{}: {}", p.path, p.message))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                "spec.trustedCatalogs[0].source: a public key checks cosign signatures, which only OCI catalogs carry (oci://registry/repository…); pin an https or Git source by sha256 or commit instead",
+                "spec.trustedCatalogs[1]: must set at most one of publicKey, publicKeyFile",
+                "spec.trustedCatalogs[2].source: is required: the reference or prefix (ending in *) this entry trusts",
+                "spec.trustedCatalogs[3].key: unknown field \"spec.trustedCatalogs[3].key\"",
+                "spec.trustedCatalogs[4]: must be a string or {source, publicKey | publicKeyFile}, not integer",
+            ]
+        );
+        assert!(bad.settings.trust_keys.is_empty());
+    }
+
+    #[test]
     fn issue12_env_catalogs_keep_the_colons_of_git_sources() {
         let sha = "0123456789abcdef0123456789abcdef01234567";
         assert_eq!(
