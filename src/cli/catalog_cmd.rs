@@ -197,12 +197,21 @@ fn describe_runtime(catalog: &Catalog, kind: &catalog::Kind) -> (String, String)
 fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String, String) {
     use crate::catalog::kep::Runtime;
     match runtime {
-        Runtime::Container { image, sha256, .. } => {
-            let pinned = match (image.contains("@sha256:"), sha256) {
+        Runtime::Container {
+            image,
+            sha256,
+            public_key,
+            ..
+        } => {
+            let mut pinned = match (image.contains("@sha256:"), sha256) {
                 (_, Some(d)) => format!("pinned sha256:{}", d.trim_start_matches("sha256:")),
                 (true, None) => "pinned in the image reference".to_owned(),
                 (false, None) => "NOT PINNED (no sha256)".to_owned(),
             };
+            if let Some(pem) = public_key {
+                let signer = super::catalog_view::required_signer(pem);
+                pinned.push_str(&format!(", signed by {signer}"));
+            }
             (format!("container {image}"), pinned)
         }
         Runtime::Exec { platforms } => {

@@ -129,6 +129,9 @@ struct ContainerView {
     pinned_image: Option<String>,
     require_network: bool,
     require_storage_mount: bool,
+    /// `key sha256:<fingerprint>` whose cosign signature the image must carry (its
+    /// `publicKey`); `null`: none required.
+    signed_by: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -285,6 +288,7 @@ fn runtime_view(runtime: &Runtime) -> RuntimeView {
                 sha256,
                 require_network,
                 require_storage_mount,
+                public_key,
             } => {
                 let pinned =
                     crate::functions::verify_container(image, sha256.as_deref(), false, None)
@@ -298,6 +302,7 @@ fn runtime_view(runtime: &Runtime) -> RuntimeView {
                         .map(crate::functions::PinnedImage::reference),
                     require_network: *require_network,
                     require_storage_mount: *require_storage_mount,
+                    signed_by: public_key.as_deref().map(required_signer),
                 });
             }
             Runtime::Exec { platforms } => {
@@ -503,6 +508,14 @@ pub(super) fn details(view: &View) -> String {
     out
 }
 
+/// `key sha256:<fingerprint>` of a runtime's `publicKey`, or why it is not a key.
+pub(super) fn required_signer(pem: &str) -> String {
+    crate::remote::cosign::PublicKey::from_pem(pem, "publicKey").map_or_else(
+        |e| format!("NOT A KEY ({e})"),
+        |k| format!("key {}", k.fingerprint()),
+    )
+}
+
 fn runtime_text(out: &mut String, runtime: &RuntimeView) {
     if let Some(c) = &runtime.container {
         row(out, 6, "Runtime", &[format!("container {}", c.image)]);
@@ -510,6 +523,14 @@ fn runtime_text(out: &mut String, runtime: &RuntimeView) {
             "NOT PINNED (no sha256: a run refuses it unless functions.allowUnpinned)".to_owned()
         });
         row(out, 6, "Image digest", &[digest]);
+        if let Some(signer) = &c.signed_by {
+            row(
+                out,
+                6,
+                "Signed by",
+                &[format!("{signer} (cosign, required)")],
+            );
+        }
         row(out, 6, "Requires network", &[yes_no(c.require_network)]);
         row(
             out,
