@@ -339,3 +339,101 @@ fn issue24_cosign_signed_oci_catalogs_are_checked_with_the_trust_entrys_key() {
     );
     assert_fails_with(&out, "verifies with the key");
 }
+
+/// A KEP catalog with one container kind, `fn.acme.dev/v1 <kind>`, pinned to `digest` and
+/// naming the PEM `public_key`.
+fn signed_image_catalog(kind: &str, image: &str, digest: &str, public_key: &str) -> String {
+    let pem: String = public_key
+        .lines()
+        .map(|l| format!("            {l}\n"))
+        .collect();
+    crate::runtimes::image_catalog(&[format!(
+        "  - group: fn.acme.dev
+    names:
+      kind: {kind}
+    versions:
+    - name: v1
+      runtime:
+        container:
+          image: {image}
+          sha256: {}
+          publicKey: |
+{pem}",
+        digest.trim_start_matches("sha256:")
+    )])
+}
+
+#[test]
+fn issue24_cosign_container_runtimes_with_a_public_key_must_be_signed() {
+    let test = test_name!();
+    for tool in ["docker-registry", "skopeo", "openssl", "python3"] {
+        if !have(tool, test) {
+            return;
+        }
+    }
+    let registry = Registry::start();
+    let addr = registry.addr.as_str();
+    let pkg = TestContext::new();
+    let (private, public) = key_pair(pkg.path(), "cosign");
+    let pem = fs_err::read_to_string(&public).expect("key");
+    let key = fingerprint(&public);
+    // Any manifest will do as the image: only its digest and signature are looked at.
+    let signed = push(addr, "fn/signed:v1", b"image one", "catalog.yaml");
+    push_signature(
+        addr,
+        "fn/signed",
+        &signed,
+        &payload(&format!("{addr}/fn/signed"), &signed),
+        &private,
+    );
+    let unsigned = push(addr, "fn/unsigned:v1", b"image two", "catalog.yaml");
+    let catalog = [
+        signed_image_catalog("Signed", &format!("{addr}/fn/signed:v1"), &signed, &pem),
+        signed_image_catalog(
+            "Unsigned",
+            &format!("{addr}/fn/unsigned:v1"),
+            &unsigned,
+            &pem,
+        )
+        .split_once("  krmFunctions:\n")
+        .map(|(_, kinds)| kinds.to_owned())
+        .unwrap_or_default(),
+    ]
+    .concat();
+    pkg.write("catalog.yaml", &catalog);
+
+    let out = pkg.run(&[], &crate::runtimes::input("Signed", "{mode: pin}"));
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("image: {addr}/fn/signed@{signed}")),
+        "{}",
+        stdout(&out)
+    );
+    let out = pkg.run(&[], &crate::runtimes::input("Unsigned", "{mode: pin}"));
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let tag = format!("{}.sig", unsigned.replacen(':', "-", 1));
+    let expected = format!(
+        "{addr}/fn/unsigned@{unsigned}: no cosign signature of {unsigned}: the registry has no tag {tag}; the key {key} (the runtime's publicKey) requires one"
+    );
+    assert!(stdout(&out).contains(&expected), "{}", stdout(&out));
+
+    // catalog verify names the signer, and fails on the unsigned image; view shows the key.
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "container {addr}/fn/signed@{signed}, signed: key {key} (the runtime's publicKey)"
+        )) && text.contains("UNSIGNED")
+            && text.contains(&expected),
+        "{text}"
+    );
+    let out = pkg.run(&["catalog", "view", "catalog.yaml"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("Signed by:")
+            && stdout(&out).contains(&format!("key {key} (cosign, required)")),
+        "{}",
+        stdout(&out)
+    );
+}
