@@ -210,7 +210,7 @@ fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String,
             };
             if let Some(pem) = public_key {
                 let signer = super::catalog_view::required_signer(pem);
-                pinned.push_str(&format!(", signed by {signer}"));
+                let _ = write!(pinned, ", signed by {signer}");
             }
             (format!("container {image}"), pinned)
         }

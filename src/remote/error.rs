@@ -8,7 +8,7 @@ use super::net::{FetchError, Refusal, SetupError};
 pub enum RemoteError {
     /// A required cosign signature is missing or does not verify.
     #[error(transparent)]
-    Signature(#[from] super::cosign::CosignError),
+    Signature(Box<super::cosign::CosignError>),
     /// The text does not parse as a URL.
     #[error("{url} is not a URL: {reason}")]
     NotAUrl {
@@ -148,4 +148,10 @@ pub(super) fn prepare_hint(reference: &str) -> String {
          network is available and mount that cache at ${} (read-only is fine), or set offline: true to fail without trying",
         crate::env::CACHE
     )
+}
+
+impl From<super::cosign::CosignError> for RemoteError {
+    fn from(error: super::cosign::CosignError) -> Self {
+        Self::Signature(Box::new(error))
+    }
 }

@@ -343,10 +343,12 @@ fn issue24_cosign_signed_oci_catalogs_are_checked_with_the_trust_entrys_key() {
 /// A KEP catalog with one container kind, `fn.acme.dev/v1 <kind>`, pinned to `digest` and
 /// naming the PEM `public_key`.
 fn signed_image_catalog(kind: &str, image: &str, digest: &str, public_key: &str) -> String {
-    let pem: String = public_key
-        .lines()
-        .map(|l| format!("            {l}\n"))
-        .collect();
+    let pem = public_key.lines().fold(String::new(), |mut pem, line| {
+        pem.push_str("            ");
+        pem.push_str(line);
+        pem.push('\n');
+        pem
+    });
     crate::runtimes::image_catalog(&[format!(
         "  - group: fn.acme.dev
     names:
@@ -420,13 +422,13 @@ fn issue24_cosign_container_runtimes_with_a_public_key_must_be_signed() {
     // catalog verify names the signer, and fails on the unsigned image; view shows the key.
     let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
-    let text = stdout(&out);
+    let lines = stdout(&out);
     assert!(
-        text.contains(&format!(
+        lines.contains(&format!(
             "container {addr}/fn/signed@{signed}, signed: key {key} (the runtime's publicKey)"
-        )) && text.contains("UNSIGNED")
-            && text.contains(&expected),
-        "{text}"
+        )) && lines.contains("UNSIGNED")
+            && lines.contains(&expected),
+        "{lines}"
     );
     let out = pkg.run(&["catalog", "view", "catalog.yaml"], "");
     assert!(out.status.success(), "{}", stderr(&out));
