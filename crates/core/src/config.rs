@@ -750,19 +750,10 @@ pub fn json_schema() -> Value {
                             },
                         },
                     },
-                    "trustedCatalogs": {"type": "array", "description": "Remote catalogs allowed to load: exact references or a trailing * prefix; the object form also names a public key whose cosign signature a covered OCI catalog must carry.", "items": {"oneOf": [
-                        {"type": "string"},
-                        {
-                            "type": "object",
-                            "additionalProperties": false,
-                            "required": ["source"],
-                            "properties": {
-                                "source": {"type": "string", "description": "An exact reference or a trailing * prefix, as the string form."},
-                                "publicKey": {"type": "string", "description": "A PEM public key (ECDSA P-256, as cosign generate-key-pair makes, or Ed25519): a covered OCI catalog must carry a cosign signature of its digest by it."},
-                                "publicKeyFile": {"type": "string", "description": "The same key in a PEM file, relative to the working directory."},
-                            },
-                        },
-                    ]}},
+                    "trustedCatalogs": {"type": "array", "description": "Remote catalogs allowed to load: exact references or a trailing * prefix; the object form also names a public key whose cosign signature a covered OCI catalog must carry.", "items": {
+                        "x-kubernetes-preserve-unknown-fields": true,
+                        "description": "A string (an exact reference, or a prefix ending in *), or {source, publicKey | publicKeyFile}: source is matched as the string form; publicKey is a PEM public key (ECDSA P-256 as cosign generate-key-pair makes, or Ed25519), publicKeyFile the same in a file relative to the working directory; a covered OCI catalog must carry a cosign signature of its digest by it.",
+                    }},
                     "builtin": {"type": "boolean", "default": true, "description": "Include the embedded catalog."},
                     "catalogOverwrite": {"type": "boolean", "default": false, "description": "Let a later catalog replace a service, template or manifest of an earlier one instead of failing."},
                     "clusterType": {"type": "string", "description": "Cluster type (hub, spoke, or another type a loaded catalog declares): services whose clusterTypes exclude it render only when listed with status: enabled."},
