@@ -324,8 +324,28 @@ fn issue24_cosign_signed_oci_catalogs_are_checked_with_the_trust_entrys_key() {
         "public key bad.pub: not a PEM public key (-----BEGIN PUBLIC KEY-----",
     );
 
-    // Offline, the signature cached by the online run is checked again with the key.
+    // `catalog pull` caches the signature with the catalog, for offline runs.
+    let pulled = TestContext::new();
+    pulled.write("cosign.pub", &pem);
+    let out = pulled.run(&["catalog", "pull", &reference], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!(
+            "\n  cosign signature {}: cached (checked by a run whose trustedCatalogs entry names its key)\n",
+            tag(&signed)
+        )),
+        "{}",
+        stdout(&out)
+    );
+
+    // Offline, the signature cached by the online run (or the pull) is checked again with the
+    // key.
     drop(registry);
+    let out = pulled.run(
+        &[],
+        &input(&format!("{addr}/catalogs/signed:v1"), &trust).replace(ONLINE, OFFLINE),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
     let offline = input(&format!("{addr}/catalogs/signed:v1"), &trust).replace(ONLINE, OFFLINE);
     let out = ctx.run(&[], &offline);
     assert!(out.status.success(), "{}", stderr(&out));
