@@ -95,47 +95,49 @@ pub fn load_catalogs(
     if settings.builtin {
         bundles.push(crate::builtin::bundle());
     }
-    let keys = trust_keys(settings, ctx, &mut errors);
+    let (trusted, keys) = (
+        &settings.trusted_catalogs,
+        trust_keys(settings, ctx, &mut errors),
+    );
     // Catalogs baked into the image (environment) come right after the built-in one.
     let env_catalogs = config::env_catalogs();
     let mut pattern_fields: Vec<(String, String)> = Vec::new();
     for (index, entry) in env_catalogs.iter().chain(&settings.catalogs).enumerate() {
-        let mut bundle =
-            match &entry.source {
-                // `config::env_catalogs` keeps an environment entry that starts like a Git source
-                // but does not parse as a path (it has no other way to say so): say why it is not
-                // a Git source, as an error even when no kind of it is needed.
-                CatalogRef::Path(p) if index < env_catalogs.len() && p.starts_with("git:") => {
-                    let reason = match p.parse::<CatalogRef>() {
-                        Err(CatalogRefError::Git { field, message, .. }) => {
-                            format!("{field} {message}")
-                        }
-                        Err(e) => e.standalone(),
-                        Ok(_) => "it did not parse when the environment was read".to_owned(),
-                    };
-                    let origin = Origin::Path(p.clone());
-                    let message = format!("not a Git catalog source: {reason}");
-                    Bundle::failed(origin.clone(), CatalogError::new(&origin.label(), message))
-                }
-                CatalogRef::Path(p) => {
-                    let path = crate::env::resolve_path(&ctx.cwd, p);
-                    let mut bundle = Bundle::from_path(p, &path);
-                    if !path.exists() {
-                        for e in &mut bundle.problems {
-                            e.unavailable = true;
-                        }
+        let mut bundle = match &entry.source {
+            // `config::env_catalogs` keeps an environment entry that starts like a Git source
+            // but does not parse as a path (it has no other way to say so): say why it is not
+            // a Git source, as an error even when no kind of it is needed.
+            CatalogRef::Path(p) if index < env_catalogs.len() && p.starts_with("git:") => {
+                let reason = match p.parse::<CatalogRef>() {
+                    Err(CatalogRefError::Git { field, message, .. }) => {
+                        format!("{field} {message}")
                     }
-                    bundle
+                    Err(e) => e.standalone(),
+                    Ok(_) => "it did not parse when the environment was read".to_owned(),
+                };
+                let origin = Origin::Path(p.clone());
+                let message = format!("not a Git catalog source: {reason}");
+                Bundle::failed(origin.clone(), CatalogError::new(&origin.label(), message))
+            }
+            CatalogRef::Path(p) => {
+                let path = crate::env::resolve_path(&ctx.cwd, p);
+                let mut bundle = Bundle::from_path(p, &path);
+                if !path.exists() {
+                    for e in &mut bundle.problems {
+                        e.unavailable = true;
+                    }
                 }
-                // A Git source baked into the image (environment) is trusted as the image is.
-                CatalogRef::Git(_) if index < env_catalogs.len() => {
-                    let own: Vec<String> = entry.source.trust_entry().into_iter().collect();
-                    remote.get().load(&entry.source, &own, &[])
-                }
-                CatalogRef::Url { .. } | CatalogRef::Oci(_) | CatalogRef::Git(_) => remote
-                    .get()
-                    .load(&entry.source, &settings.trusted_catalogs, &keys),
-            };
+                bundle
+            }
+            // A Git source baked into the image (environment) is trusted as the image is.
+            CatalogRef::Git(_) if index < env_catalogs.len() => {
+                let own: Vec<String> = entry.source.trust_entry().into_iter().collect();
+                remote.get().load(&entry.source, &own, &[])
+            }
+            CatalogRef::Url { .. } | CatalogRef::Oci(_) | CatalogRef::Git(_) => {
+                remote.get().load(&entry.source, trusted, &keys)
+            }
+        };
         if entry.standard_pattern.is_some() {
             bundle.standard_pattern.clone_from(&entry.standard_pattern);
             pattern_fields.push((
