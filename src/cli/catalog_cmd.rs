@@ -29,6 +29,11 @@ pub(super) enum CatalogCommand {
         /// README)
         #[arg(short, long, value_enum, default_value = "text")]
         output: super::catalog_view::Format,
+        /// Require a cosign signature of the OCI catalog's digest by this PEM public key
+        /// (`cosign.pub`; repeatable), as a `trustedCatalogs` entry with `publicKeyFile` does,
+        /// and show the signer
+        #[arg(long = "public-key", value_name = "FILE")]
+        public_keys: Vec<PathBuf>,
     },
     /// Fill in every missing pin, editing the files in place: the sha256 of a local catalog's
     /// runtimes (images from their registry, binaries and Starlark scripts from their
@@ -43,6 +48,10 @@ pub(super) enum CatalogCommand {
     Verify {
         /// A directory or file, `https://…`, `oci://…`, or `builtin`
         reference: String,
+        /// Also require a cosign signature of the OCI catalog's digest by this PEM public key
+        /// (`cosign.pub`; repeatable), and show the signer
+        #[arg(long = "public-key", value_name = "FILE")]
+        public_keys: Vec<PathBuf>,
     },
     /// Prepare the cache for offline runs and network-less containers: fetch remote catalogs,
     /// and download, verify (sha256) and install the exec binaries of every catalog given
@@ -81,7 +90,11 @@ pub(super) enum CatalogCommand {
 /// Run a `catalog` subcommand.
 pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
     match command {
-        CatalogCommand::View { reference, output } => catalog_view(&reference, output),
+        CatalogCommand::View {
+            reference,
+            output,
+            public_keys,
+        } => catalog_view(&reference, output, &public_keys),
         CatalogCommand::Pull {
             references,
             platforms,
@@ -102,7 +115,10 @@ pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
             catalog_pull(&references, &platforms)
         }
         CatalogCommand::Lock { path } => catalog_lock(&path),
-        CatalogCommand::Verify { reference } => catalog_verify(&reference),
+        CatalogCommand::Verify {
+            reference,
+            public_keys,
+        } => catalog_verify(&reference, &public_keys),
         CatalogCommand::Lint {
             paths,
             with_builtin,
@@ -116,6 +132,40 @@ pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
 /// request, naming the URL (no field path does here).
 fn parse_reference(reference: &str) -> Result<CatalogRef, CliError> {
     reference.parse::<CatalogRef>().map_err(CliError::Reference)
+}
+
+/// The cosign signers of an OCI catalog by the keys of `--public-key` (none without one); a
+/// missing or bad signature is an error, as in a run.
+fn check_signed(
+    source: &CatalogRef,
+    bundle: &Bundle,
+    keys: &[PathBuf],
+    remote: &crate::remote::Remote,
+) -> Result<Vec<crate::remote::cosign::Signer>, CliError> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (CatalogRef::Oci(reference), Some(pin)) = (source, &bundle.pin) else {
+        return Err(CliError::Usage(format!(
+            "--public-key: {source} is not an OCI catalog; cosign signatures are checked for oci:// catalogs only"
+        )));
+    };
+    let mut public = Vec::new();
+    for path in keys {
+        let text = fs_err::read_to_string(path)?;
+        let key = crate::remote::cosign::PublicKey::from_pem(&text, &path.display().to_string())
+            .map_err(crate::remote::RemoteError::from)?;
+        public.push(key);
+    }
+    let name = crate::catalog_ref::OciRef::parse(reference)
+        .map_err(|e| CliError::Usage(format!("oci://{reference}: {}", e.kind)))?
+        .name();
+    Ok(remote.check_signatures(
+        &format!("oci://{reference}"),
+        &name,
+        &pin.to_string(),
+        &public,
+    )?)
 }
 
 /// A bundle's load problems, each at its severity.
@@ -147,12 +197,21 @@ fn describe_runtime(catalog: &Catalog, kind: &catalog::Kind) -> (String, String)
 fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String, String) {
     use crate::catalog::kep::Runtime;
     match runtime {
-        Runtime::Container { image, sha256, .. } => {
-            let pinned = match (image.contains("@sha256:"), sha256) {
+        Runtime::Container {
+            image,
+            sha256,
+            public_key,
+            ..
+        } => {
+            let mut pinned = match (image.contains("@sha256:"), sha256) {
                 (_, Some(d)) => format!("pinned sha256:{}", d.trim_start_matches("sha256:")),
                 (true, None) => "pinned in the image reference".to_owned(),
                 (false, None) => "NOT PINNED (no sha256)".to_owned(),
             };
+            if let Some(pem) = public_key {
+                let signer = super::catalog_view::required_signer(pem);
+                let _ = write!(pinned, ", signed by {signer}");
+            }
             (format!("container {image}"), pinned)
         }
         Runtime::Exec { platforms } => {
@@ -207,7 +266,7 @@ fn catalog_lock(path: &std::path::Path) -> Result<(), CliError> {
     Stdout::print(&out)
 }
 
-fn catalog_verify(reference: &str) -> Result<(), CliError> {
+fn catalog_verify(reference: &str, public_keys: &[PathBuf]) -> Result<(), CliError> {
     let source = parse_reference(reference)?;
     let remote = crate::remote::Remote::new(false);
     let bundle = match &source {
@@ -215,6 +274,7 @@ fn catalog_verify(reference: &str) -> Result<(), CliError> {
         CatalogRef::Path(p) => Bundle::from_path(p, std::path::Path::new(p)),
         _ => remote.pull(&source)?,
     };
+    let signers = check_signed(&source, &bundle, public_keys, &remote)?;
     // A catalog that did not load cleanly is still checked, and fails at the end.
     let failed_load = bundle.problems.iter().any(|p| !p.is_warning());
     error::print_problems(&problems(&bundle));
@@ -237,6 +297,9 @@ fn catalog_verify(reference: &str) -> Result<(), CliError> {
         .collect();
     let checks = crate::functions::lock::verify(&functions, &services, &remote, root.as_deref());
     let mut out = String::new();
+    for signer in &signers {
+        let _ = writeln!(out, "{} signed: {signer}", signer.digest);
+    }
     for check in &checks {
         let _ = writeln!(out, "{check}");
     }
@@ -389,6 +452,26 @@ fn catalog_pull(
                         "pulled {reference} ({what}) into {}",
                         remote.cache().describe()
                     );
+                    // A cosign signature comes along, for an offline run's key to check.
+                    if let Ok(CatalogRef::Oci(r)) = reference.parse::<CatalogRef>()
+                        && let (Ok(parsed), Some(pin)) =
+                            (crate::catalog_ref::OciRef::parse(&r), &bundle.pin)
+                    {
+                        match remote.fetch_signature(&parsed.name(), &pin.to_string()) {
+                            Ok(Some(_)) => {
+                                let tag = crate::remote::cosign::signature_tag(&pin.to_string());
+                                let _ = writeln!(
+                                    out,
+                                    "  cosign signature {tag}: cached (checked by a run whose trustedCatalogs entry names its key)"
+                                );
+                            }
+                            Ok(None) => {}
+                            Err(e) => {
+                                error::print(&CliError::from(e));
+                                failed = true;
+                            }
+                        }
+                    }
                 } else {
                     let _ = writeln!(
                         out,
@@ -414,18 +497,24 @@ fn catalog_pull(
     }
 }
 
-fn catalog_view(reference: &str, format: super::catalog_view::Format) -> Result<(), CliError> {
+fn catalog_view(
+    reference: &str,
+    format: super::catalog_view::Format,
+    public_keys: &[PathBuf],
+) -> Result<(), CliError> {
     let source = parse_reference(reference)?;
     let remote = !source.is_path();
+    let client = crate::remote::Remote::new(false);
     let bundle = if reference == "builtin" {
         crate::builtin::bundle()
     } else if remote {
         // Viewing is how a user decides to trust: it loads without the trust check, and
         // sends no credentials.
-        crate::remote::Remote::new(false).view(&source)?
+        client.view(&source)?
     } else {
         Bundle::from_path(reference, std::path::Path::new(reference))
     };
+    let signers = check_signed(&source, &bundle, public_keys, &client)?;
     // The catalog is shown alone: a pattern it borrows (its Catalog document's
     // standardPattern) is named, not loaded, so asking for one does not fail the view.
     let mut bundle = bundle;
@@ -445,7 +534,14 @@ fn catalog_view(reference: &str, format: super::catalog_view::Format) -> Result<
     let Some(info) = catalog.bundles.first() else {
         return Err(CliError::Reported);
     };
-    let view = super::catalog_view::view(&source, info, borrows.as_deref(), &catalog, &functions);
+    let view = super::catalog_view::view(
+        &source,
+        info,
+        borrows.as_deref(),
+        &catalog,
+        &functions,
+        &signers,
+    );
     if format != super::catalog_view::Format::Text {
         return Stdout::print(&super::catalog_view::render(&view, format));
     }
@@ -484,6 +580,9 @@ fn catalog_view(reference: &str, format: super::catalog_view::Format) -> Result<
     } = &info.origin
     {
         let _ = writeln!(out, "Pin:       {}", g.pinned_entry(commit));
+    }
+    for signer in &signers {
+        let _ = writeln!(out, "Signed:    {signer}");
     }
     let trust = if let Some(entry) = source.trust_entry() {
         format!(

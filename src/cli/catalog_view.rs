@@ -41,6 +41,9 @@ pub(super) struct View {
     pin: Option<String>,
     /// The `spec.trustedCatalogs` entry a run needs for it; `null` for a local catalog.
     trust_entry: Option<String>,
+    /// Who signed the OCI catalog's digest, `key sha256:<fingerprint> (<file>)`, one per
+    /// `--public-key`; `[]` when none was given.
+    signed: Vec<String>,
     /// The catalog whose standard pattern its services borrow (`spec.standardPattern`).
     standard_pattern: Option<String>,
     /// kubara services.
@@ -126,6 +129,9 @@ struct ContainerView {
     pinned_image: Option<String>,
     require_network: bool,
     require_storage_mount: bool,
+    /// `key sha256:<fingerprint>` whose cosign signature the image must carry (its
+    /// `publicKey`); `null`: none required.
+    signed_by: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -196,6 +202,7 @@ pub(super) fn view(
     borrows: Option<&str>,
     catalog: &Catalog,
     functions: &[kep::Function],
+    signers: &[crate::remote::cosign::Signer],
 ) -> View {
     View {
         source: info.origin.label(),
@@ -208,6 +215,7 @@ pub(super) fn view(
             .as_ref()
             .map(|pin| source.pinned_entry(pin).unwrap_or_else(|| pin.to_string())),
         trust_entry: source.trust_entry(),
+        signed: signers.iter().map(ToString::to_string).collect(),
         standard_pattern: borrows.map(str::to_owned),
         services: catalog
             .services()
@@ -280,6 +288,7 @@ fn runtime_view(runtime: &Runtime) -> RuntimeView {
                 sha256,
                 require_network,
                 require_storage_mount,
+                public_key,
             } => {
                 let pinned =
                     crate::functions::verify_container(image, sha256.as_deref(), false, None)
@@ -293,6 +302,7 @@ fn runtime_view(runtime: &Runtime) -> RuntimeView {
                         .map(crate::functions::PinnedImage::reference),
                     require_network: *require_network,
                     require_storage_mount: *require_storage_mount,
+                    signed_by: public_key.as_deref().map(required_signer),
                 });
             }
             Runtime::Exec { platforms } => {
@@ -498,6 +508,14 @@ pub(super) fn details(view: &View) -> String {
     out
 }
 
+/// `key sha256:<fingerprint>` of a runtime's `publicKey`, or why it is not a key.
+pub(super) fn required_signer(pem: &str) -> String {
+    crate::remote::cosign::PublicKey::from_pem(pem, "publicKey").map_or_else(
+        |e| format!("NOT A KEY ({e})"),
+        |k| format!("key {}", k.fingerprint()),
+    )
+}
+
 fn runtime_text(out: &mut String, runtime: &RuntimeView) {
     if let Some(c) = &runtime.container {
         row(out, 6, "Runtime", &[format!("container {}", c.image)]);
@@ -505,6 +523,14 @@ fn runtime_text(out: &mut String, runtime: &RuntimeView) {
             "NOT PINNED (no sha256: a run refuses it unless functions.allowUnpinned)".to_owned()
         });
         row(out, 6, "Image digest", &[digest]);
+        if let Some(signer) = &c.signed_by {
+            row(
+                out,
+                6,
+                "Signed by",
+                &[format!("{signer} (cosign, required)")],
+            );
+        }
         row(out, 6, "Requires network", &[yes_no(c.require_network)]);
         row(
             out,

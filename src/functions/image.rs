@@ -105,6 +105,34 @@ pub fn check_registry(pinned: &PinnedImage, remote: &Remote) -> Result<(), Regis
     Ok(())
 }
 
+/// Require a cosign signature of the pinned image by the runtime's `publicKey` (a PEM, SPEC
+/// §7.5): the image must be pinned by digest, and the registry (or the cache) must hold the
+/// signature tag of that digest. The message of an error names the image, digest and key.
+pub fn check_signature(
+    pinned: &PinnedImage,
+    public_key: &str,
+    remote: &Remote,
+) -> Result<crate::remote::cosign::Signer, String> {
+    let key = crate::remote::cosign::PublicKey::from_pem(public_key, "the runtime's publicKey")
+        .map_err(|e| format!("image {}: {e}", pinned.image.tagged()))?;
+    let Some(digest) = &pinned.digest else {
+        return Err(format!(
+            "image {} is not pinned by digest, so its cosign signature cannot be checked; pin it (`krm-catalog catalog lock`): the runtime names a publicKey",
+            pinned.image.tagged()
+        ));
+    };
+    remote
+        .check_signatures(
+            &pinned.reference(),
+            &pinned.image.name(),
+            digest,
+            std::slice::from_ref(&key),
+        )
+        .map_err(|e| e.to_string())?
+        .pop()
+        .ok_or_else(|| format!("{}: no signer", pinned.reference()))
+}
+
 /// The `config.kubernetes.io/function` annotation kustomize v5 and kpt parse for a pinned
 /// image (kustomize rejects unknown keys, so nothing else goes in).
 pub fn function_annotation(image: &PinnedImage, network: bool) -> String {

@@ -130,7 +130,12 @@ pub fn verify(
                         remote,
                         root,
                     )),
-                    Runtime::Container { image, sha256, .. } => {
+                    Runtime::Container {
+                        image,
+                        sha256,
+                        public_key,
+                        ..
+                    } => {
                         let has_digest = sha256.is_some() || image.contains("@sha256:");
                         let check = if has_digest {
                             match super::verify_container(
@@ -139,10 +144,28 @@ pub fn verify(
                                 false,
                                 Some(remote),
                             ) {
-                                Ok(p) => Check {
-                                    status: "ok",
-                                    kind,
-                                    detail: format!("container {}", p.reference()),
+                                Ok(p) => match public_key
+                                    .as_deref()
+                                    .map(|key| super::image::check_signature(&p, key, remote))
+                                {
+                                    None => Check {
+                                        status: "ok",
+                                        kind,
+                                        detail: format!("container {}", p.reference()),
+                                    },
+                                    Some(Ok(signer)) => Check {
+                                        status: "ok",
+                                        kind,
+                                        detail: format!(
+                                            "container {}, signed: {signer}",
+                                            p.reference()
+                                        ),
+                                    },
+                                    Some(Err(e)) => Check {
+                                        status: "UNSIGNED",
+                                        kind,
+                                        detail: e,
+                                    },
                                 },
                                 Err(
                                     e @ (RuntimeError::PinConflict { .. }

@@ -178,6 +178,7 @@ pub fn prepare(
             sha256,
             require_network,
             require_storage_mount,
+            public_key,
         } => {
             if *require_network && !f.allow_network {
                 return fail(
@@ -198,6 +199,17 @@ pub fn prepare(
                 && let Err(e) = image::check_registry(&pinned, remote)
             {
                 return fail(results, verify_tags_failed(e));
+            }
+            // A runtime that names a public key runs (or is pinned) only when signed by it.
+            if let Some(key) = public_key {
+                match image::check_signature(&pinned, key, remote) {
+                    Ok(signer) => crate::log!(
+                        crate::logger::Level::Info,
+                        "{}: signed by {signer}",
+                        pinned.reference()
+                    ),
+                    Err(e) => return fail(results, e),
+                }
             }
             for w in &pinned.warnings {
                 results.push(KrmResult::warning(w.clone()).about(item).at("kind"));

@@ -95,6 +95,10 @@ pub fn load_catalogs(
     if settings.builtin {
         bundles.push(crate::builtin::bundle());
     }
+    let (trusted, keys) = (
+        &settings.trusted_catalogs,
+        trust_keys(settings, ctx, &mut errors),
+    );
     // Catalogs baked into the image (environment) come right after the built-in one.
     let env_catalogs = config::env_catalogs();
     let mut pattern_fields: Vec<(String, String)> = Vec::new();
@@ -128,10 +132,10 @@ pub fn load_catalogs(
             // A Git source baked into the image (environment) is trusted as the image is.
             CatalogRef::Git(_) if index < env_catalogs.len() => {
                 let own: Vec<String> = entry.source.trust_entry().into_iter().collect();
-                remote.get().load(&entry.source, &own)
+                remote.get().load(&entry.source, &own, &[])
             }
             CatalogRef::Url { .. } | CatalogRef::Oci(_) | CatalogRef::Git(_) => {
-                remote.get().load(&entry.source, &settings.trusted_catalogs)
+                remote.get().load(&entry.source, trusted, &keys)
             }
         };
         if entry.standard_pattern.is_some() {
@@ -181,6 +185,52 @@ pub fn load_catalogs(
         (e, field)
     }));
     (catalog, errors)
+}
+
+/// The public keys of `spec.trustedCatalogs` entries (SPEC §7.5), read and parsed; a key that
+/// cannot be read is an error at its entry, which fails the run before any catalog is used.
+fn trust_keys(
+    settings: &Settings,
+    ctx: &RunContext,
+    errors: &mut Vec<(CatalogError, Option<String>)>,
+) -> Vec<crate::remote::cosign::TrustedKey> {
+    let mut keys = Vec::new();
+    for entry in &settings.trust_keys {
+        let (pem, source, field) = match &entry.key {
+            config::KeySource::Pem(pem) => (
+                Ok(pem.clone()),
+                format!("{}.publicKey", entry.field),
+                entry.field.key("publicKey"),
+            ),
+            config::KeySource::File(file) => (
+                fs_err::read_to_string(crate::env::resolve_path(&ctx.cwd, file))
+                    .map_err(|e| e.to_string()),
+                file.clone(),
+                entry.field.key("publicKeyFile"),
+            ),
+        };
+        let key = pem.and_then(|pem| {
+            crate::remote::cosign::PublicKey::from_pem(&pem, &source).map_err(|e| {
+                let text = e.to_string();
+                text.strip_prefix(&format!("{source}: "))
+                    .map_or_else(|| text.clone(), str::to_owned)
+            })
+        });
+        match key {
+            Ok(key) => keys.push(crate::remote::cosign::TrustedKey {
+                source: entry.source.clone(),
+                key,
+            }),
+            Err(message) => {
+                let label = format!("trusted catalog {}", entry.source);
+                errors.push((
+                    CatalogError::new(&label, format!("public key {source}: {message}")),
+                    Some(field.to_string()),
+                ));
+            }
+        }
+    }
+    keys
 }
 
 /// Whether a run can need any catalog: the hot path (a pipeline of ordinary resources) skips

@@ -6,6 +6,9 @@ use super::net::{FetchError, Refusal, SetupError};
 /// A failed remote load, fetch or registry lookup.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RemoteError {
+    /// A required cosign signature is missing or does not verify.
+    #[error(transparent)]
+    Signature(Box<super::cosign::CosignError>),
     /// The text does not parse as a URL.
     #[error("{url} is not a URL: {reason}")]
     NotAUrl {
@@ -145,4 +148,10 @@ pub(super) fn prepare_hint(reference: &str) -> String {
          network is available and mount that cache at ${} (read-only is fine), or set offline: true to fail without trying",
         crate::env::CACHE
     )
+}
+
+impl From<super::cosign::CosignError> for RemoteError {
+    fn from(error: super::cosign::CosignError) -> Self {
+        Self::Signature(Box::new(error))
+    }
 }

@@ -4,6 +4,7 @@
 
 pub mod archive;
 pub mod cache;
+pub mod cosign;
 mod error;
 pub mod git;
 mod git_transport;
@@ -260,8 +261,15 @@ impl Remote {
             .map_err(|e| RemoteError::Setup(e.clone()))
     }
 
-    /// Load a remote source as a bundle, checking trust first. Problems are in the bundle.
-    pub fn load(&self, source: &CatalogRef, trusted: &[String]) -> Bundle {
+    /// Load a remote source as a bundle, checking trust first, and then, for an OCI catalog
+    /// that an entry of `keys` covers, its cosign signature by each such key. Problems are in
+    /// the bundle.
+    pub fn load(
+        &self,
+        source: &CatalogRef,
+        trusted: &[String],
+        keys: &[cosign::TrustedKey],
+    ) -> Bundle {
         let Some(reference) = source.remote_name() else {
             return Bundle::failed(
                 Origin::Path(String::new()),
@@ -315,8 +323,21 @@ impl Remote {
                 ),
             );
         }
-        match self.resolve(source, false, Some(trusted), git::Credentials::Scoped) {
+        let resolved = self
+            .resolve(source, false, Some(trusted), git::Credentials::Scoped)
+            .and_then(|bundle| {
+                self.check_catalog_signature(source, &reference, &bundle, keys)?;
+                Ok(bundle)
+            });
+        match resolved {
             Ok(bundle) => bundle,
+            Err(e @ RemoteError::Signature(_)) => {
+                let message = e.to_string();
+                let message = message
+                    .strip_prefix(&format!("{reference}: "))
+                    .map_or_else(|| message.clone(), str::to_owned);
+                Bundle::failed(origin, CatalogError::new(&label, message))
+            }
             Err(e) => {
                 let message = e.to_string();
                 // The label already names the reference; don't say it twice.
@@ -329,6 +350,45 @@ impl Remote {
                 Bundle::failed(origin, CatalogError::new(&label, message).unavailable())
             }
         }
+    }
+
+    /// The cosign signatures an OCI catalog needs: one by the key of every entry of `keys`
+    /// that covers `reference` (none for other sources, which no keyed entry covers).
+    fn check_catalog_signature(
+        &self,
+        source: &CatalogRef,
+        reference: &str,
+        bundle: &Bundle,
+        keys: &[cosign::TrustedKey],
+    ) -> Result<Vec<cosign::Signer>, RemoteError> {
+        let needed: Vec<cosign::PublicKey> = keys
+            .iter()
+            .filter(|k| is_trusted(reference, std::slice::from_ref(&k.source)))
+            .map(|k| k.key.clone())
+            .collect();
+        if needed.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (CatalogRef::Oci(r), Some(pin)) = (source, &bundle.pin) else {
+            return Ok(Vec::new());
+        };
+        let name = crate::catalog_ref::OciRef::parse(r)
+            .map(|p| p.name())
+            .map_err(|e| {
+                RemoteError::Fetch(net::FetchError::fatal(format!(
+                    "{reference}: not an OCI reference: {}",
+                    e.kind
+                )))
+            })?;
+        let signers = self.check_signatures(reference, &name, &pin.to_string(), &needed)?;
+        for signer in &signers {
+            crate::log!(
+                crate::logger::Level::Info,
+                "{reference}: {} signed by {signer}",
+                signer.digest
+            );
+        }
+        Ok(signers)
     }
 
     /// Fetch a source even when cached (refreshing tags and unpinned URLs) and store it.

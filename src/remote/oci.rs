@@ -57,6 +57,56 @@ impl Net {
         self.with_retries(|| self.pull_once(reference))
     }
 
+    /// Pull the cosign signature manifest of `digest` (`sha256:<hex>`) in the repository `name`
+    /// (`registry/repository`): the tag `sha256-<hex>.sig`, with its simple-signing layers.
+    /// `None` when the registry has no such tag.
+    pub fn pull_signature(&self, name: &str, digest: &str) -> Result<Option<Artifact>, FetchError> {
+        self.with_retries(|| self.pull_signature_once(name, digest))
+    }
+
+    async fn pull_signature_once(
+        &self,
+        name: &str,
+        digest: &str,
+    ) -> Result<Option<Artifact>, FetchError> {
+        let tag = super::cosign::signature_tag(digest);
+        let reference = format!("{name}:{tag}");
+        let what = format!("oci://{reference}");
+        let parsed = OciRef::parse(&reference)
+            .map_err(|e| FetchError::fatal(format!("{what}: not an OCI reference: {}", e.kind)))?;
+        let mut session = Session::new(self, what.clone(), &parsed);
+        let Some((bytes, hex, _)) = session
+            .get_or_missing(
+                &manifest_path(&parsed),
+                "signature manifest",
+                &[OCI_MANIFEST, DOCKER_MANIFEST],
+                manifest_limit(),
+                true,
+            )
+            .await?
+        else {
+            return Ok(None);
+        };
+        let manifest: serde_json::Value = serde_json::from_slice(&bytes)
+            .map_err(|e| FetchError::fatal(format!("{what}: the manifest is not JSON: {e}")))?;
+        let count = super::cosign::signature_layers(&manifest).count();
+        if count > super::cosign::MAX_SIGNATURE_LAYERS {
+            return Err(FetchError::fatal(format!(
+                "{what}: {count} signature layers, more than the {} checked",
+                super::cosign::MAX_SIGNATURE_LAYERS
+            )));
+        }
+        let layers = fetch_layers(&mut session, &what, &manifest, "signature", |media_type| {
+            media_type == super::cosign::SIMPLE_SIGNING_MEDIA_TYPE
+        })
+        .await?;
+        Ok(Some(Artifact {
+            manifest: bytes,
+            manifest_digest: format!("sha256:{hex}"),
+            layers,
+        }))
+    }
+
     async fn pull_once(&self, reference: &str) -> Result<Artifact, FetchError> {
         let what = format!("oci://{reference}");
         let parsed = OciRef::parse(reference)
@@ -95,83 +145,10 @@ impl Net {
                 "{what}: is an image index, not a catalog artifact"
             )));
         }
-        let limit = Limit::download();
-        let mut total: u64 = 0;
-        let mut layers = Vec::new();
-        for layer in manifest
-            .get("layers")
-            .and_then(serde_json::Value::as_array)
-            .into_iter()
-            .flatten()
-        {
-            let text = |key: &str| {
-                layer
-                    .get(key)
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or("")
-                    .to_owned()
-            };
-            let media_type = text("mediaType");
-            if media_type != CATALOG_LAYER_MEDIA_TYPE
-                && !BUNDLE_LAYER_MEDIA_TYPES.contains(&media_type.as_str())
-            {
-                continue;
-            }
-            let layer_digest = text("digest");
-            // The digest becomes part of a URL path: only a well-formed sha256 gets there.
-            if !layer_digest
-                .strip_prefix("sha256:")
-                .is_some_and(crate::catalog_ref::is_sha256_hex)
-            {
-                return Err(FetchError::fatal(format!(
-                    "{what}: layer digest \"{layer_digest}\" is not sha256:<64 lowercase hex characters>"
-                )));
-            }
-            let Some(size) = layer.get("size").and_then(serde_json::Value::as_u64) else {
-                return Err(FetchError::fatal(format!(
-                    "{what}: layer {layer_digest} has no size; OCI descriptors must declare one"
-                )));
-            };
-            total = total.saturating_add(size);
-            if total > limit.bytes as u64 {
-                return Err(FetchError::fatal(format!(
-                    "{what}: the catalog layers declare {total} bytes, more than {}",
-                    limit.describe()
-                )));
-            }
-            // A blob may be no longer than its descriptor says (the limit above bounds that).
-            let blob_limit = limit.declared(size);
-            let (data, got, _) = session
-                .get(
-                    &format!("blobs/{layer_digest}"),
-                    &format!("layer {layer_digest}"),
-                    &[],
-                    blob_limit,
-                )
-                .await?;
-            if data.len() as u64 != size {
-                return Err(FetchError::fatal(format!(
-                    "{what}: layer {layer_digest} is {} bytes, its descriptor says {size}",
-                    data.len()
-                )));
-            }
-            if format!("sha256:{got}") != layer_digest {
-                return Err(FetchError::fatal(format!(
-                    "{what}: layer digest mismatch: expected {layer_digest}, got sha256:{got}"
-                )));
-            }
-            let title = layer
-                .get("annotations")
-                .and_then(|a| a.get("org.opencontainers.image.title"))
-                .and_then(serde_json::Value::as_str)
-                .map(str::to_owned);
-            layers.push(Layer {
-                media_type,
-                digest: layer_digest,
-                data,
-                title,
-            });
-        }
+        let layers = fetch_layers(&mut session, &what, &manifest, "catalog", |media_type| {
+            media_type == CATALOG_LAYER_MEDIA_TYPE || BUNDLE_LAYER_MEDIA_TYPES.contains(&media_type)
+        })
+        .await?;
         if layers.is_empty() {
             return Err(FetchError::fatal(format!(
                 "{what}: no catalog layer (media type {CATALOG_LAYER_MEDIA_TYPE}, or a tar+gzip bundle)"
@@ -183,6 +160,93 @@ impl Net {
             layers,
         })
     }
+}
+
+/// Fetch the layers of `manifest` whose media type is `wanted` (`kind` names them), each checked against its
+/// descriptor (digest and size); together no larger than the download limit.
+async fn fetch_layers(
+    session: &mut Session<'_>,
+    what: &str,
+    manifest: &serde_json::Value,
+    kind: &str,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<Vec<Layer>, FetchError> {
+    let limit = Limit::download();
+    let mut total: u64 = 0;
+    let mut layers = Vec::new();
+    for layer in manifest
+        .get("layers")
+        .and_then(serde_json::Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let text = |key: &str| {
+            layer
+                .get(key)
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or("")
+                .to_owned()
+        };
+        let media_type = text("mediaType");
+        if !wanted(&media_type) {
+            continue;
+        }
+        let layer_digest = text("digest");
+        // The digest becomes part of a URL path: only a well-formed sha256 gets there.
+        if !layer_digest
+            .strip_prefix("sha256:")
+            .is_some_and(crate::catalog_ref::is_sha256_hex)
+        {
+            return Err(FetchError::fatal(format!(
+                "{what}: layer digest \"{layer_digest}\" is not sha256:<64 lowercase hex characters>"
+            )));
+        }
+        let Some(size) = layer.get("size").and_then(serde_json::Value::as_u64) else {
+            return Err(FetchError::fatal(format!(
+                "{what}: layer {layer_digest} has no size; OCI descriptors must declare one"
+            )));
+        };
+        total = total.saturating_add(size);
+        if total > limit.bytes as u64 {
+            return Err(FetchError::fatal(format!(
+                "{what}: the {kind} layers declare {total} bytes, more than {}",
+                limit.describe()
+            )));
+        }
+        // A blob may be no longer than its descriptor says (the limit above bounds that).
+        let blob_limit = limit.declared(size);
+        let (data, got, _) = session
+            .get(
+                &format!("blobs/{layer_digest}"),
+                &format!("layer {layer_digest}"),
+                &[],
+                blob_limit,
+            )
+            .await?;
+        if data.len() as u64 != size {
+            return Err(FetchError::fatal(format!(
+                "{what}: layer {layer_digest} is {} bytes, its descriptor says {size}",
+                data.len()
+            )));
+        }
+        if format!("sha256:{got}") != layer_digest {
+            return Err(FetchError::fatal(format!(
+                "{what}: layer digest mismatch: expected {layer_digest}, got sha256:{got}"
+            )));
+        }
+        let title = layer
+            .get("annotations")
+            .and_then(|a| a.get("org.opencontainers.image.title"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
+        layers.push(Layer {
+            media_type,
+            digest: layer_digest,
+            data,
+            title,
+        });
+    }
+    Ok(layers)
 }
 
 fn manifest_limit() -> Limit {
@@ -253,6 +317,21 @@ impl<'a> Session<'a> {
         accept: &[&str],
         limit: Limit,
     ) -> Result<(Vec<u8>, String, HeaderMap), FetchError> {
+        self.get_or_missing(path, part, accept, limit, false)
+            .await?
+            .ok_or_else(|| FetchError::fatal(format!("{}: {part} not found", self.what)))
+    }
+
+    /// [`Session::get`], answering `None` for HTTP 404 when `missing_ok` (a cosign signature
+    /// tag that does not exist is an answer, not a failure).
+    async fn get_or_missing(
+        &mut self,
+        path: &str,
+        part: &str,
+        accept: &[&str],
+        limit: Limit,
+        missing_ok: bool,
+    ) -> Result<Option<(Vec<u8>, String, HeaderMap)>, FetchError> {
         let url = reqwest::Url::parse(&format!("{}{path}", self.base)).map_err(|e| {
             FetchError::fatal(format!("{}: cannot build a registry URL: {e}", self.what))
         })?;
@@ -298,12 +377,15 @@ impl<'a> Session<'a> {
                 self.authenticate(challenge.as_deref()).await?;
                 continue;
             }
+            if missing_ok && status.as_u16() == 404 {
+                return Ok(None);
+            }
             if !status.is_success() {
                 return Err(self.status_error(response).await);
             }
             let headers = response.headers().clone();
             let (body, hex) = read_body(response, &format!("{}: {part}", self.what), limit).await?;
-            return Ok((body, hex, headers));
+            return Ok(Some((body, hex, headers)));
         }
     }
 

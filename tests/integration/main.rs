@@ -6,6 +6,7 @@ mod cel;
 mod cli;
 mod container;
 mod corpus;
+mod cosign;
 mod crd_corpus;
 mod docs;
 mod function_kinds;

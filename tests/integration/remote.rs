@@ -61,7 +61,7 @@ const BUNDLE_TEMPLATE: &str =
 
 /// Package a catalog file with `scripts/oci-layout` (what the README documents) and push it
 /// with skopeo; returns the manifest digest. `title` decides the layer type (`.tar.gz`: bundle).
-fn push(registry: &str, repo_tag: &str, layer: &[u8], title: &str) -> String {
+pub(crate) fn push(registry: &str, repo_tag: &str, layer: &[u8], title: &str) -> String {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join(title);
     fs_err::write(&file, layer).expect("write");

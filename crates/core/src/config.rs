@@ -63,6 +63,28 @@ pub struct CatalogEntry {
     pub standard_pattern: Option<String>,
 }
 
+/// A `spec.trustedCatalogs` entry in its object form with a public key (SPEC §7.5): an OCI
+/// catalog it covers must carry a cosign signature of its manifest digest by that key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustKey {
+    /// The entry's `source`, matched as a string entry is (exactly, by repository, or a prefix
+    /// ending in `*`).
+    pub source: String,
+    /// The key.
+    pub key: KeySource,
+    /// Field path of the entry, e.g. `spec.trustedCatalogs[1]`.
+    pub field: FieldPath,
+}
+
+/// Where a public key is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum KeySource {
+    /// `publicKey`: the PEM text itself.
+    Pem(String),
+    /// `publicKeyFile`: a PEM file, relative to the working directory as catalog paths are.
+    File(String),
+}
+
 /// What to do with function-backed kinds (SPEC §7.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -111,8 +133,10 @@ impl Default for Functions {
 pub struct Settings {
     /// `spec.catalogs`, in order.
     pub catalogs: Vec<CatalogEntry>,
-    /// `spec.trustedCatalogs`.
+    /// `spec.trustedCatalogs`: every entry's source (object entries' included).
     pub trusted_catalogs: Vec<String>,
+    /// The `spec.trustedCatalogs` entries that name a public key.
+    pub trust_keys: Vec<TrustKey>,
     /// Include the embedded catalog.
     pub builtin: bool,
     /// Later catalogs may replace earlier definitions.
@@ -134,6 +158,7 @@ impl Default for Settings {
         Self {
             catalogs: Vec::new(),
             trusted_catalogs: Vec::new(),
+            trust_keys: Vec::new(),
             builtin: true,
             catalog_overwrite: false,
             cluster_type: None,
@@ -226,8 +251,9 @@ pub fn read_spec(spec: &Value, problems: &mut Vec<Problem>) -> Settings {
         let path = r.field_path("catalogs");
         settings.catalogs = read_catalogs(v, &path, r.problems());
     }
-    if let Some(list) = r.strings("trustedCatalogs") {
-        settings.trusted_catalogs = list;
+    if let Some(v) = r.get("trustedCatalogs") {
+        let path = r.field_path("trustedCatalogs");
+        (settings.trusted_catalogs, settings.trust_keys) = read_trusted(v, &path, r.problems());
     }
     if let Some(b) = r.boolean("builtin") {
         settings.builtin = b;
@@ -343,6 +369,97 @@ fn read_catalogs(
         });
     }
     out
+}
+
+/// `spec.trustedCatalogs`: strings (a reference, or a prefix ending in `*`), or objects
+/// `{source, publicKey | publicKeyFile}` whose key a covered OCI catalog's signature must
+/// verify with.
+fn read_trusted(
+    value: &Value,
+    path: &FieldPath,
+    problems: &mut Vec<Problem>,
+) -> (Vec<String>, Vec<TrustKey>) {
+    let Value::Array(list) = value else {
+        problems.push(Problem::new(
+            path,
+            format!(
+                "must be a list of strings or {{source, publicKey | publicKeyFile}}, not {}",
+                crate::strict::type_name(value)
+            ),
+        ));
+        return (Vec::new(), Vec::new());
+    };
+    let (mut sources, mut keys) = (Vec::new(), Vec::new());
+    for (i, entry) in list.iter().enumerate() {
+        let field = path.index(i);
+        if let Value::String(s) = entry {
+            sources.push(s.clone());
+            continue;
+        }
+        if !entry.is_object() {
+            problems.push(Problem::new(
+                &field,
+                format!(
+                    "must be a string or {{source, publicKey | publicKeyFile}}, not {}",
+                    crate::strict::type_name(entry)
+                ),
+            ));
+            continue;
+        }
+        let mut r = Reader::new(entry, &field, problems);
+        r.deny_unknown(&["source", "publicKey", "publicKeyFile"]);
+        let source = r.string("source");
+        let pem = r.string("publicKey");
+        let file = r.string("publicKeyFile");
+        drop(r);
+        let Some(source) = source.filter(|s| !s.trim().is_empty()) else {
+            problems.push(Problem::new(
+                field.key("source"),
+                "is required: the reference or prefix (ending in *) this entry trusts",
+            ));
+            continue;
+        };
+        let key = match (pem, file) {
+            (Some(_), Some(_)) => {
+                problems.push(Problem::new(
+                    &field,
+                    "must set at most one of publicKey, publicKeyFile",
+                ));
+                continue;
+            }
+            (Some(pem), None) => Some(KeySource::Pem(pem)),
+            (None, Some(file)) if file.trim().is_empty() => {
+                problems.push(Problem::new(
+                    field.key("publicKeyFile"),
+                    "must not be empty",
+                ));
+                continue;
+            }
+            (None, Some(file)) => Some(KeySource::File(file)),
+            (None, None) => None,
+        };
+        let trimmed = source.trim();
+        if key.is_some()
+            && ["https://", "http://", "git::", "git://", "file://"]
+                .iter()
+                .any(|p| trimmed.starts_with(p))
+        {
+            problems.push(Problem::new(
+                field.key("source"),
+                "a public key checks cosign signatures, which only OCI catalogs carry (oci://registry/repository…); pin an https or Git source by sha256 or commit instead",
+            ));
+            continue;
+        }
+        if let Some(key) = key {
+            keys.push(TrustKey {
+                source: source.clone(),
+                key,
+                field: field.clone(),
+            });
+        }
+        sources.push(source);
+    }
+    (sources, keys)
 }
 
 /// `git: {url, ref, commit, path}`, every part checked by [`GitRef::new`].
@@ -633,7 +750,10 @@ pub fn json_schema() -> Value {
                             },
                         },
                     },
-                    "trustedCatalogs": {"type": "array", "items": {"type": "string"}, "description": "Remote catalogs allowed to load: exact references or a trailing * prefix."},
+                    "trustedCatalogs": {"type": "array", "description": "Remote catalogs allowed to load: exact references or a trailing * prefix; the object form also names a public key whose cosign signature a covered OCI catalog must carry.", "items": {
+                        "x-kubernetes-preserve-unknown-fields": true,
+                        "description": "A string (an exact reference, or a prefix ending in *), or {source, publicKey | publicKeyFile}: source is matched as the string form; publicKey is a PEM public key (ECDSA P-256 as cosign generate-key-pair makes, or Ed25519), publicKeyFile the same in a file relative to the working directory; a covered OCI catalog must carry a cosign signature of its digest by it.",
+                    }},
                     "builtin": {"type": "boolean", "default": true, "description": "Include the embedded catalog."},
                     "catalogOverwrite": {"type": "boolean", "default": false, "description": "Let a later catalog replace a service, template or manifest of an earlier one instead of failing."},
                     "clusterType": {"type": "string", "description": "Cluster type (hub, spoke, or another type a loaded catalog declares): services whose clusterTypes exclude it render only when listed with status: enabled."},
@@ -695,6 +815,70 @@ mod unknown_fields_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn issue24_cosign_trust_entries_may_name_a_public_key() {
+        let fc = parse(Some(
+            &serde_json::json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"trustedCatalogs": [
+                "oci://r.example/plain/*",
+                {"source": "oci://r.example/signed/*", "publicKeyFile": "keys/cosign.pub"},
+                {"source": "r.example/inline", "publicKey": "-----BEGIN PUBLIC KEY-----"},
+                {"source": "oci://r.example/no-key"},
+            ]}}),
+        ));
+        assert!(fc.problems.is_empty(), "{:?}", fc.problems);
+        assert_eq!(
+            fc.settings.trusted_catalogs,
+            [
+                "oci://r.example/plain/*",
+                "oci://r.example/signed/*",
+                "r.example/inline",
+                "oci://r.example/no-key"
+            ]
+        );
+        assert_eq!(
+            fc.settings.trust_keys,
+            [
+                TrustKey {
+                    source: "oci://r.example/signed/*".into(),
+                    key: KeySource::File("keys/cosign.pub".into()),
+                    field: FieldPath::parse("spec.trustedCatalogs[1]"),
+                },
+                TrustKey {
+                    source: "r.example/inline".into(),
+                    key: KeySource::Pem("-----BEGIN PUBLIC KEY-----".into()),
+                    field: FieldPath::parse("spec.trustedCatalogs[2]"),
+                },
+            ]
+        );
+        let bad = parse(Some(
+            &serde_json::json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"trustedCatalogs": [
+                {"source": "https://h/c.yaml", "publicKeyFile": "k.pub"},
+                {"source": "oci://r/x", "publicKey": "a", "publicKeyFile": "k.pub"},
+                {"publicKeyFile": "k.pub"},
+                {"source": "oci://r/x", "key": "k.pub"},
+                7,
+            ]}}),
+        ));
+        let problems: Vec<String> = bad
+            .problems
+            .iter()
+            .map(|p| format!("{}: {}", p.path, p.message))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                "spec.trustedCatalogs[0].source: a public key checks cosign signatures, which only OCI catalogs carry (oci://registry/repository…); pin an https or Git source by sha256 or commit instead",
+                "spec.trustedCatalogs[1]: must set at most one of publicKey, publicKeyFile",
+                "spec.trustedCatalogs[2].source: is required: the reference or prefix (ending in *) this entry trusts",
+                "spec.trustedCatalogs[3].key: unknown field \"spec.trustedCatalogs[3].key\"",
+                "spec.trustedCatalogs[4]: must be a string or {source, publicKey | publicKeyFile}, not integer",
+            ]
+        );
+        assert!(bad.settings.trust_keys.is_empty());
+    }
 
     #[test]
     fn issue12_env_catalogs_keep_the_colons_of_git_sources() {

@@ -33,6 +33,9 @@ pub enum Runtime {
         require_network: bool,
         /// Needs a storage mount.
         require_storage_mount: bool,
+        /// A PEM public key (`publicKey`): the image must carry a cosign signature of its
+        /// digest by it (SPEC §7.5).
+        public_key: Option<String>,
     },
     /// A binary per platform.
     Exec {
@@ -500,8 +503,10 @@ fn parse_one_runtime(
                 "requireNetwork",
                 "requireStorageMount",
                 "requireFilesystem",
+                "publicKey",
             ]);
             let image = r.string("image");
+            let public_key = r.string("publicKey");
             let sha256 = r.string("sha256");
             let require_network = r.boolean("requireNetwork").unwrap_or(false);
             let require_storage_mount = r
@@ -514,6 +519,7 @@ fn parse_one_runtime(
                     sha256,
                     require_network,
                     require_storage_mount,
+                    public_key,
                 }),
                 _ => {
                     problems.push(Problem::new(cpath.key("image"), "missing image"));
