@@ -11,9 +11,6 @@
 //! an allocation; the value returned is then charged by minijinja. Values are immutable:
 //! `set`, `unset` and `merge` return a new dict instead of changing their argument.
 
-use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
-
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, State};
 
@@ -23,8 +20,8 @@ mod collections;
 mod semver;
 mod strings;
 
-use collections::*;
-use strings::*;
+use collections::{register_collections, strings_of};
+use strings::{register_regex, register_strings};
 
 /// Size one list item takes (what minijinja charges per item).
 const ITEM: usize = std::mem::size_of::<Value>();

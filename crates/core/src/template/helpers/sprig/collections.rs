@@ -1,6 +1,11 @@
 //! Sprig's list and dict helpers (see `sprig`).
 
-use super::*;
+use std::collections::{HashMap, HashSet};
+
+use minijinja::value::{Kwargs, Rest, Value, ValueKind};
+use minijinja::{Environment, Error};
+
+use super::{ITEM, err, fits, fits_items, is_empty, to_string};
 
 /// The items of a list (a string, a dict's keys are not lists: Sprig wants a list).
 pub(super) fn items_of(list: &Value) -> Result<Vec<Value>, Error> {

@@ -1,6 +1,13 @@
 //! Sprig's string and regular-expression helpers (see `sprig`).
 
-use super::*;
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use minijinja::value::Value;
+use minijinja::{Environment, Error};
+
+use super::collections::{items_of, strings_of};
+use super::{ITEM, MAX_REGEX_LEN, REGEX_SIZE_LIMIT, display, err, fits, grown, ok};
 
 /// Register `name` as a filter taking the string first and a function taking it last.
 macro_rules! string_helper {

@@ -145,9 +145,9 @@ fn issue23_strings() {
         ("Bld4Floor3rd", "bld4_floor_3rd"),
         ("FirstName", "first_name"),
     ] {
-        assert_eq!(super::join_words(input, '_'), want, "{input}");
+        assert_eq!(super::strings::join_words(input, '_'), want, "{input}");
     }
-    assert_eq!(super::join_words("HTTPServer", '-'), "http-server");
+    assert_eq!(super::strings::join_words("HTTPServer", '-'), "http-server");
     for (input, want) in [
         ("some_words", "SomeWords"),
         ("no_https", "NoHttps"),
@@ -155,7 +155,7 @@ fn issue23_strings() {
         ("some words", "SomeWords"),
         ("GOLANG_IS_GREAT", "GolangIsGreat"),
     ] {
-        assert_eq!(super::camelcase(input), want, "{input}");
+        assert_eq!(super::strings::camelcase(input), want, "{input}");
     }
     assert_eq!(
         r(r#"{{ replace(" ", "-", "I Am Henry VIII") }}"#),
