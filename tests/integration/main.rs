@@ -7,6 +7,7 @@ mod container;
 mod corpus;
 mod crd_corpus;
 mod docs;
+mod first_hour;
 mod function_kinds;
 mod git;
 mod golden;
