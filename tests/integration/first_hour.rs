@@ -64,3 +64,42 @@ fn issue16_render_writes_nothing_to_stdout_on_error() {
     assert!(text.starts_with("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"), "{text}");
     assert!(text.contains("results:\n- message: \"Invalid value: -1"), "{text}");
 }
+
+/// A typo in the group of the only service object rendered nothing, exit 0: with no item in
+/// a group of the built-in catalog, the run skipped loading it (the hot path). A near miss of
+/// its group, or one of its kinds under another group, loads it and is an error.
+#[test]
+fn issue16_a_typo_in_the_api_group_is_an_error() {
+    let ctx = TestContext::new();
+    for (api, expected) in [
+        (
+            "service.krm-catalog.dev/v1alpha1",
+            "[error] service.krm-catalog.dev/v1alpha1/CertManager/certs apiVersion: unknown API group service.krm-catalog.dev (did you mean \"services.krm-catalog.dev/v1alpha1\"?): no loaded catalog claims it, and CertManager is a kind of services.krm-catalog.dev (certs.yaml)\n",
+        ),
+        (
+            "services.krm-catalog.io/v1alpha1",
+            "[error] services.krm-catalog.io/v1alpha1/CertManager/certs apiVersion: unknown API group services.krm-catalog.io (did you mean \"services.krm-catalog.dev/v1alpha1\"?): no loaded catalog claims it, and CertManager is a kind of services.krm-catalog.dev (certs.yaml)\n",
+        ),
+        (
+            "apps/v1",
+            "[error] apps/v1/CertManager/certs apiVersion: kind CertManager of the loaded catalogs is not in apps/v1 (did you mean \"services.krm-catalog.dev/v1alpha1\"?) (certs.yaml)\n",
+        ),
+    ] {
+        ctx.write(
+            "certs.yaml",
+            format!("apiVersion: {api}\nkind: CertManager\nmetadata:\n  name: certs\n"),
+        );
+        let out = ctx.run(&["render", "-f", "certs.yaml"], "");
+        assert_eq!(out.status.code(), Some(1), "{api}: {}", stderr(&out));
+        assert_eq!(stderr(&out), expected, "{api}");
+        assert!(out.stdout.is_empty(), "{api}: {}", stdout(&out));
+    }
+    // A kind the catalog does not define passes through, under any group.
+    ctx.write(
+        "app.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\n---\napiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: app\n",
+    );
+    let out = ctx.run(&["render", "-f", "app.yaml"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+}
