@@ -103,3 +103,60 @@ fn issue16_a_typo_in_the_api_group_is_an_error() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(stderr(&out), "");
 }
+
+const DEMO_SERVICE: &str = "\
+apiVersion: kubara.io/v1alpha1
+kind: ServiceDefinition
+metadata:
+  name: demo
+spec:
+  chartPath: demo
+  status: enabled
+  configSchema:
+    type: object
+    properties:
+      image:
+        type: string
+        default: nginx
+";
+
+/// `catalog lint` said "ok: 0 services" for a catalog whose services folder is misspelled
+/// (`service/`): the folder is an error with a "did you mean", and a catalog with nothing in
+/// it a warning. A template reading an undefined variable fails lint, naming the variable.
+#[test]
+fn issue16_lint_fails_on_a_misspelled_services_folder_and_undefined_variables() {
+    let ctx = TestContext::new();
+    ctx.write(
+        "team/templates/configmap.yaml.j2",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ service.id }}\n",
+    );
+    ctx.write("team/service/demo.yaml", DEMO_SERVICE);
+    let out = ctx.run(&["catalog", "lint", "team"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: catalog team: folder service/ is not read (did you mean \"services/\"?): a catalog reads services/, templates/ and charts/\n"
+    );
+
+    fs_err::remove_dir_all(ctx.path().join("team/service")).expect("rm");
+    let out = ctx.run(&["catalog", "lint", "team"], "");
+    assert_eq!(
+        stderr(&out),
+        "warning: team: no services and no function kinds (ServiceDefinitions go in services/)\nok: team: 0 services, 0 function kinds, 1 templates\n"
+    );
+
+    ctx.write("team/services/demo.yaml", DEMO_SERVICE);
+    ctx.write(
+        "team/charts/demo/deployment.yaml.j2",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  port: \"{{ config.containerPort }}\"\n",
+    );
+    let out = ctx.run(&["catalog", "lint", "team"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "charts/demo/deployment.yaml.j2:6: rendering \"demo\" with its defaults: undefined value: `config.containerPort` is undefined"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
