@@ -385,10 +385,10 @@ pub fn run(args: &RenderArgs) -> Result<(), CliError> {
     }
     let written = Stdout::write(&crate::yaml::emit_stream(&objects));
     report(&outcome.results);
-    if !written {
-        Err(CliError::Reported)
-    } else {
+    if written {
         Ok(())
+    } else {
+        Err(CliError::Reported)
     }
 }
 

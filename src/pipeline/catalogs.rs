@@ -221,7 +221,6 @@ fn catalogs_needed(fc: &FunctionConfig, items: &[Item], inline: &[(usize, &Value
         || (fc.settings.builtin && items.iter().any(&mut touches_builtin))
 }
 
-
 /// The first item that may need a catalog that could not be loaded (KEP-2906
 /// "Dependencies": a referenced catalog that nothing needs must not fail the run), saying why.
 fn item_needing_more_catalogs<T: Fields>(

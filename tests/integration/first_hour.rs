@@ -46,23 +46,26 @@ fn issue16_render_writes_nothing_to_stdout_on_error() {
     );
 
     // The same items as a ResourceList on stdin (function mode): the list and its results.
-    let list = format!(
-        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}",
-        HALF_VALID
-            .split("---\n")
-            .map(|doc| {
-                let mut lines = doc.lines();
-                let first = lines.next().unwrap_or_default();
-                let rest: String = lines.map(|l| format!("  {l}\n")).collect();
-                format!("- {first}\n{rest}")
-            })
-            .collect::<String>()
-    );
+    let mut list =
+        String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
+    for doc in HALF_VALID.split("---\n") {
+        for (i, line) in doc.lines().enumerate() {
+            list.push_str(if i == 0 { "- " } else { "  " });
+            list.push_str(line);
+            list.push('\n');
+        }
+    }
     let out = ctx.run(&[], &list);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.starts_with("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"), "{text}");
-    assert!(text.contains("results:\n- message: \"Invalid value: -1"), "{text}");
+    assert!(
+        text.starts_with("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("results:\n- message: \"Invalid value: -1"),
+        "{text}"
+    );
 }
 
 /// A typo in the group of the only service object rendered nothing, exit 0: with no item in

@@ -742,7 +742,10 @@ mod tests {
         let names: Vec<String> = entries.iter().map(|e| e.source.to_string()).collect();
         assert_eq!(
             names,
-            ["oci://ghcr.io/acme/catalog:v1", "oci://ghcr.io/acme/catalog:v1"]
+            [
+                "oci://ghcr.io/acme/catalog:v1",
+                "oci://ghcr.io/acme/catalog:v1"
+            ]
         );
         assert_eq!(
             problems,

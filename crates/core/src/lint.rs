@@ -313,7 +313,10 @@ mod tests {
             "{schema}\n    - rule: self.name != 'demo'\n      message: name must not be demo\n"
         );
         let (c, _) = catalog("enabled", &schema);
-        let found: Vec<String> = lint(&c, &Map::new()).iter().map(ToString::to_string).collect();
+        let found: Vec<String> = lint(&c, &Map::new())
+            .iter()
+            .map(ToString::to_string)
+            .collect();
         assert!(
             found.contains(
                 &"catalog test: services/demo.yaml: config: the default config of \"demo\" is invalid: Invalid value: name must not be demo".to_owned()

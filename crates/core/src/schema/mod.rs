@@ -203,7 +203,10 @@ mod tests {
         let c = ConfigSchema::parse(&raw).expect("a schema with null keywords loads");
         assert!(c.warnings().is_empty(), "{:?}", c.warnings());
         assert!(c.raw().get("description").is_none());
-        assert!(c.validate(&json!({"name": "x", "tags": ["a"], "labels": {"a": "b"}})).is_empty());
+        assert!(
+            c.validate(&json!({"name": "x", "tags": ["a"], "labels": {"a": "b"}}))
+                .is_empty()
+        );
         assert_eq!(
             c.validate(&json!({"name": "x", "tags": [1]}))
                 .first()
