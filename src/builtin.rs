@@ -17,6 +17,25 @@ pub fn groups() -> &'static [&'static str] {
     GROUPS
 }
 
+/// The kinds the built-in catalog defines: an item of one of them under another group
+/// (`apps/v1`, a typo of the group) loads the catalog, so the mistake is reported (issue 22);
+/// `tests::issue16_the_builtin_kinds_are_the_catalogs` holds this list to the catalog.
+static KINDS: &[&str] = &[
+    "Argocd",
+    "CertManager",
+    "ExternalDns",
+    "ExternalSecrets",
+    "KubePrometheusStack",
+    "MetricsServer",
+    "ServiceSet",
+    "Traefik",
+];
+
+/// The kinds the built-in catalog defines.
+pub fn kinds() -> &'static [&'static str] {
+    KINDS
+}
+
 /// Load the built-in catalog.
 pub fn bundle() -> Bundle {
     let files: Vec<(String, &[u8])> = FILES.iter().map(|(p, b)| ((*p).to_owned(), *b)).collect();
@@ -25,7 +44,7 @@ pub fn bundle() -> Bundle {
 
 #[cfg(test)]
 mod tests {
-    use super::{GROUPS, bundle};
+    use super::{GROUPS, KINDS, bundle};
     use crate::catalog::{self, Catalog, CatalogError};
     use crate::diagnostics::{FieldPath, Severity};
     use crate::service::definition::{SERVICES_GROUP, Status, example_value, must_choose};
@@ -191,6 +210,19 @@ mod tests {
         let mut ours: Vec<&str> = GROUPS.to_vec();
         ours.sort_unstable();
         assert_eq!(ours, groups, "src/builtin.rs GROUPS");
+    }
+
+    #[test]
+    fn issue16_the_builtin_kinds_are_the_catalogs() {
+        let (merged, _) = Catalog::merge(vec![bundle()], false);
+        let mut kinds: Vec<String> = merged
+            .claimed_groups()
+            .flat_map(|g| merged.known_kinds(g))
+            .filter_map(|vk| vk.split_once('/').map(|(_, k)| k.to_owned()))
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        assert_eq!(KINDS.to_vec(), kinds, "src/builtin.rs KINDS");
     }
 
     /// The embedded file list is the directory's (less its README), by the names catalogs use.

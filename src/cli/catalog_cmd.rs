@@ -759,6 +759,12 @@ fn catalog_lint(
                 .iter()
                 .filter(|(_, k)| matches!(k, catalog::Kind::Function { .. }))
                 .count();
+            if services == 0 && functions == 0 {
+                let _ = writeln!(
+                    err,
+                    "warning: {label}: no services and no function kinds (ServiceDefinitions go in services/)"
+                );
+            }
             let _ = writeln!(
                 err,
                 "ok: {label}: {services} services, {functions} function kinds, {templates} templates"

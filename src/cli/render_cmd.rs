@@ -376,12 +376,19 @@ pub fn run(args: &RenderArgs) -> Result<(), CliError> {
             item
         })
         .collect();
+    // On error nothing is written: half a package on stdout would be applied or committed by
+    // a pipeline that does not check the exit code (issue 22). Function mode still writes its
+    // ResourceList with the results, as kpt expects.
+    if outcome.results.has_errors() {
+        report(&outcome.results);
+        return Err(CliError::Reported);
+    }
     let written = Stdout::write(&crate::yaml::emit_stream(&objects));
     report(&outcome.results);
-    if outcome.results.has_errors() || !written {
-        Err(CliError::Reported)
-    } else {
+    if written {
         Ok(())
+    } else {
+        Err(CliError::Reported)
     }
 }
 

@@ -2,9 +2,13 @@
 //! the image, `spec.catalogs`, inline), skip them on the hot path, and keep a catalog that
 //! cannot be fetched from failing a run that does not need it (KEP-2906 "Dependencies").
 
+use std::collections::HashSet;
+
 use serde_json::Value;
 
-use super::input::{RunContext, gvk_of, hydrate, is_inline_catalog_item, is_service_set};
+use super::input::{
+    RunContext, gvk_of, hydrate, is_inline_catalog_item, is_kubernetes_group, is_service_set,
+};
 use super::output::GENERATED_FROM;
 use crate::catalog::{Bundle, Catalog, CatalogError, Origin};
 use crate::catalog_ref::{CatalogRef, CatalogRefError};
@@ -237,22 +241,34 @@ fn trust_keys(
 /// loading the built-in catalog entirely. Any item in a group the built-in catalog claims, any
 /// other catalog, or a service object as the config makes it load, so unknown kinds in claimed
 /// groups are still caught.
+/// An item of one of the built-in catalog's kinds under another group, or of a near miss of
+/// one of its groups, loads it too: classify reports the mistake (issue 22).
 fn catalogs_needed(fc: &FunctionConfig, items: &[Item], inline: &[(usize, &Value)]) -> bool {
     let builtin_groups = crate::builtin::groups();
+    let builtin_kinds = crate::builtin::kinds();
+    // Groups already found far from every built-in group: each is compared once.
+    let mut far: HashSet<String> = HashSet::new();
+    let mut touches_builtin = |item: &Item| {
+        let gvk = gvk_of(item);
+        if builtin_groups.contains(&gvk.group.as_str())
+            || builtin_kinds.contains(&gvk.kind.as_str())
+        {
+            return true;
+        }
+        if is_kubernetes_group(&gvk.group) || far.contains(&gvk.group) {
+            return false;
+        }
+        let near = crate::suggest::closest(&gvk.group, builtin_groups.iter().copied()).is_some();
+        if !near {
+            far.insert(gvk.group);
+        }
+        near
+    };
     !fc.settings.catalogs.is_empty()
         || crate::env::catalogs_set()
         || !inline.is_empty()
         || matches!(fc.kind, ConfigKind::ServiceSet | ConfigKind::Other)
-        || (fc.settings.builtin
-            && items
-                .iter()
-                .any(|item| builtin_groups.contains(&gvk_of(item).group.as_str())))
-}
-
-/// Groups of Kubernetes itself, which no catalog defines: items of these never need a catalog.
-fn is_kubernetes_group(group: &str) -> bool {
-    const BUILTIN: &[&str] = &["", "apps", "batch", "autoscaling", "policy", "extensions"];
-    BUILTIN.contains(&group) || group.ends_with(".k8s.io") || group.ends_with(".kubernetes.io")
+        || (fc.settings.builtin && items.iter().any(&mut touches_builtin))
 }
 
 /// The first item that may need a catalog that could not be loaded (KEP-2906

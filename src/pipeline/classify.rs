@@ -2,13 +2,16 @@
 //! service object or `ServiceSet` to expand, function-backed kind, pass-through), and the
 //! unknown kinds of groups a catalog claims.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use super::input::{gvk_of, hydrate, is_inline_catalog_item, is_service_set_gvk};
+use super::input::{
+    gvk_of, hydrate, is_inline_catalog_item, is_kubernetes_group, is_service_set_gvk,
+};
 use super::output::GENERATED_FROM;
 use crate::catalog::kep::Runtime;
 use crate::catalog::{Catalog, Kind, Service};
 use crate::config::{self, ConfigKind, FunctionConfig};
+use crate::gvk::Gvk;
 use crate::resource_list::{self, Fields, Item};
 use crate::results::{KrmResult, Results};
 use crate::suggest;
@@ -46,9 +49,11 @@ pub(super) fn classify(
     config_identity: Option<&str>,
     results: &mut Results,
 ) -> Classified {
+    // The claimed group each unclaimed group is a near miss of, looked up once per group.
+    let mut near = HashMap::new();
     let roles: Vec<Role> = items
         .iter()
-        .map(|item| role_of(item, catalog, fc, config_identity, results))
+        .map(|item| role_of(item, catalog, fc, config_identity, &mut near, results))
         .collect();
     hydrate(items, verbatim, |i, _| {
         matches!(
@@ -96,6 +101,7 @@ fn role_of(
     catalog: &Catalog,
     fc: &FunctionConfig,
     config_identity: Option<&str>,
+    near: &mut HashMap<String, Option<String>>,
     results: &mut Results,
 ) -> Role {
     if let Some(from) = resource_list::annotation(item, GENERATED_FROM) {
@@ -134,21 +140,122 @@ fn role_of(
         None => {}
     }
     if catalog.claims_group(&gvk.group) {
-        let known = catalog.known_kinds(&gvk.group);
-        let wanted = format!("{}/{}", gvk.version, gvk.kind);
-        let hint = suggest::hint(&wanted, known.iter().map(String::as_str));
-        results.push(
-            KrmResult::error(format!(
-                "unknown kind {wanted} in group {}{hint}; known kinds: {}",
-                gvk.group,
-                known.join(", ")
-            ))
-            .about(item)
-            .at("kind"),
-        );
-        return Role::PassThrough;
+        results.push(unknown_kind(&gvk, catalog).about(item));
+    } else if let Some(result) = misplaced(&gvk, catalog, near) {
+        results.push(result.about(item).at("apiVersion"));
     }
     Role::PassThrough
+}
+
+/// `"a"`, `"a" or "b"`: the apiVersions a "did you mean" offers.
+fn either(options: &[String]) -> String {
+    options
+        .iter()
+        .map(|o| format!("\"{o}\""))
+        .collect::<Vec<_>>()
+        .join(" or ")
+}
+
+/// The apiVersions of `group` that define `kind`.
+fn versions_in(catalog: &Catalog, group: &str, kind: &str) -> Vec<String> {
+    catalog
+        .groups_defining(kind)
+        .into_iter()
+        .filter(|(g, _)| *g == group)
+        .map(|(g, v)| format!("{g}/{v}"))
+        .collect()
+}
+
+/// An item of a claimed group whose kind no catalog defines there; a kind of the group under
+/// another version names the versions that exist.
+fn unknown_kind(gvk: &Gvk, catalog: &Catalog) -> KrmResult {
+    let versions = versions_in(catalog, &gvk.group, &gvk.kind);
+    if !versions.is_empty() {
+        let existing: Vec<&str> = versions
+            .iter()
+            .filter_map(|v| v.rsplit_once('/').map(|(_, v)| v))
+            .collect();
+        return KrmResult::error(format!(
+            "unknown version {} of kind {} in group {} (did you mean {}?); {} exists in version{} {}",
+            gvk.version,
+            gvk.kind,
+            gvk.group,
+            either(&versions),
+            gvk.kind,
+            if existing.len() == 1 { "" } else { "s" },
+            existing.join(", ")
+        ))
+        .at("apiVersion");
+    }
+    let known = catalog.known_kinds(&gvk.group);
+    let wanted = format!("{}/{}", gvk.version, gvk.kind);
+    let hint = suggest::hint(&wanted, known.iter().map(String::as_str));
+    KrmResult::error(format!(
+        "unknown kind {wanted} in group {}{hint}; known kinds: {}",
+        gvk.group,
+        known.join(", ")
+    ))
+    .at("kind")
+}
+
+/// An item of a group no catalog claims that is most likely meant for one (issue 22: such a
+/// typo rendered nothing, exit 0): its group is a near miss of a claimed group
+/// (`service.krm-catalog.dev`, `services.krm-catalog.io`), an error; or its kind is one the
+/// catalogs define under another group (`CertManager` under `apps/v1`), an error in a group of
+/// Kubernetes itself, else a warning (another project may have a kind of that name).
+fn misplaced(
+    gvk: &Gvk,
+    catalog: &Catalog,
+    near: &mut HashMap<String, Option<String>>,
+) -> Option<KrmResult> {
+    let api = gvk.api_version();
+    let kubernetes = is_kubernetes_group(&gvk.group);
+    if !kubernetes {
+        let close = near
+            .entry(gvk.group.clone())
+            .or_insert_with(|| {
+                suggest::closest(&gvk.group, catalog.claimed_groups()).map(str::to_owned)
+            })
+            .as_deref();
+        if let Some(group) = close {
+            let versions = versions_in(catalog, group, &gvk.kind);
+            let message = if versions.is_empty() {
+                format!(
+                    "unknown API group {} (did you mean \"{group}\"?): no loaded catalog claims it; known kinds of {group}: {}",
+                    gvk.group,
+                    catalog.known_kinds(group).join(", ")
+                )
+            } else {
+                format!(
+                    "unknown API group {} (did you mean {}?): no loaded catalog claims it, and {} is a kind of {group}",
+                    gvk.group,
+                    either(&versions),
+                    gvk.kind
+                )
+            };
+            return Some(KrmResult::error(message));
+        }
+    }
+    let defined: Vec<String> = catalog
+        .groups_defining(&gvk.kind)
+        .into_iter()
+        .map(|(g, v)| format!("{g}/{v}"))
+        .collect();
+    if defined.is_empty() {
+        return None;
+    }
+    let message = format!(
+        "kind {} of the loaded catalogs is not in {api} (did you mean {}?)",
+        gvk.kind,
+        either(&defined)
+    );
+    Some(if kubernetes {
+        KrmResult::error(message)
+    } else {
+        KrmResult::warning(format!(
+            "{message}; passed through as a kind of another API"
+        ))
+    })
 }
 
 fn index_of(catalog: &Catalog, service: &Service) -> usize {

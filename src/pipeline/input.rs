@@ -53,6 +53,12 @@ pub(super) fn gvk_of<T: Fields + ?Sized>(item: &T) -> Gvk {
     )
 }
 
+/// Groups of Kubernetes itself, which no catalog defines: items of these never need a catalog.
+pub(super) fn is_kubernetes_group(group: &str) -> bool {
+    const BUILTIN: &[&str] = &["", "apps", "batch", "autoscaling", "policy", "extensions"];
+    BUILTIN.contains(&group) || group.ends_with(".k8s.io") || group.ends_with(".kubernetes.io")
+}
+
 /// Whether the reader keeps an item whole (`resource_list::read_owned_keeping`): objects of
 /// our services group are expanded, so the pipeline reads their body anyway.
 pub fn read_whole(item: &serde_json::Map<String, serde_json::Value>) -> bool {

@@ -9,6 +9,7 @@ mod corpus;
 mod cosign;
 mod crd_corpus;
 mod docs;
+mod first_hour;
 mod function_kinds;
 mod git;
 mod golden;

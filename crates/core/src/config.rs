@@ -348,7 +348,19 @@ fn read_catalogs(
         } else if let Some(url) = url {
             CatalogRef::Url { url, sha256 }
         } else if let Some(oci) = oci {
-            CatalogRef::Oci(oci)
+            // `oci://` is the command line's and the environment's spelling of the same
+            // reference: accepted here too, never doubled into `oci://oci://` (issue 22).
+            let reference = oci.strip_prefix("oci://").unwrap_or(&oci);
+            if let Some((scheme, _)) = reference.split_once("://") {
+                problems.push(Problem::new(
+                    field.key("oci"),
+                    format!(
+                        "must be an OCI reference (registry/repository:tag or @sha256:…), not a {scheme}:// URL; use url: for an archive over HTTPS"
+                    ),
+                ));
+                continue;
+            }
+            CatalogRef::Oci(reference.to_owned())
         } else {
             continue;
         };
@@ -895,6 +907,37 @@ mod tests {
             ]
         );
         assert_eq!(split_env_catalogs("a:b"), vec!["a", "b"]);
+    }
+
+    /// `oci: oci://…` was doubled into `oci://oci://…`; the prefix is accepted, another
+    /// scheme is a clear error.
+    #[test]
+    fn issue16_oci_entries_accept_the_oci_prefix() {
+        let mut problems = Vec::new();
+        let entries = read_catalogs(
+            &serde_json::json!([
+                {"oci": "oci://ghcr.io/acme/catalog:v1"},
+                {"oci": "ghcr.io/acme/catalog:v1"},
+                {"oci": "https://ghcr.io/acme/catalog:v1"},
+            ]),
+            &FieldPath::parse("spec.catalogs"),
+            &mut problems,
+        );
+        let names: Vec<String> = entries.iter().map(|e| e.source.to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "oci://ghcr.io/acme/catalog:v1",
+                "oci://ghcr.io/acme/catalog:v1"
+            ]
+        );
+        assert_eq!(
+            problems,
+            [Problem::new(
+                "spec.catalogs[2].oci",
+                "must be an OCI reference (registry/repository:tag or @sha256:…), not a https:// URL; use url: for an archive over HTTPS"
+            )]
+        );
     }
 
     #[test]

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 use crate::catalog::{Catalog, CatalogError, Kind, Service};
 use crate::diagnostics::{FieldPath, PathSegment};
 use crate::render::{self, Renderer, Scope};
+use crate::schema::CEL_NOT_CHECKED;
 use crate::service::Schemas;
 use crate::service::definition::{Status, example_value};
 use crate::service::instance;
@@ -82,7 +83,9 @@ pub fn lint_only(
             Err(instance::Rejected {
                 errors: problems, ..
             }) => {
-                let only_missing = problems.iter().all(|p| p.message == "Required value");
+                let only_missing = problems
+                    .iter()
+                    .all(|p| p.message == "Required value" || p.message == CEL_NOT_CHECKED);
                 errors.extend(report(&problems));
                 let example = service
                     .definition
@@ -150,6 +153,12 @@ fn default_config_problems(
             Some(PathSegment::Key(k)) if k == "config" => p.path.clone(),
             _ => FieldPath::parse("config").join(&p.path),
         };
+        // The rules not checked because something else is wrong (a missing value) say
+        // nothing of their own: the other problems are reported (issue 22: a required value
+        // without a default beside any CEL rule failed lint).
+        if p.message == CEL_NOT_CHECKED {
+            continue;
+        }
         if p.message == "Required value" {
             if enabled_by_default {
                 out.push(
@@ -271,6 +280,48 @@ mod tests {
         assert_eq!(
             found[0].to_string(),
             "catalog test: services/demo.yaml: config.email: \"demo\" is enabled by default, but its defaults leave config.email unset: every user must set it (or give it a default)"
+        );
+    }
+
+    /// A required value without a default and any CEL rule failed lint with "the default
+    /// config … is invalid: some validation rules were not checked" (over 30 real CRDs): the
+    /// rules not checked are the missing value's consequence, so it stays a warning.
+    #[test]
+    fn issue16_required_without_default_stays_a_warning_beside_cel_rules() {
+        let schema = format!(
+            "{NEEDS_EMAIL}    x-kubernetes-validations:\n    - rule: self.name != 'root'\n      message: name must not be root\n"
+        );
+        let (c, load) = catalog("enabled", &schema);
+        assert!(load.is_empty(), "{load:?}");
+        let found = lint(&c, &Map::new());
+        assert_eq!(
+            found.iter().map(ToString::to_string).collect::<Vec<_>>(),
+            [
+                "catalog test: services/demo.yaml: config.email: \"demo\" is enabled by default, but its defaults leave config.email unset: every user must set it (or give it a default)"
+            ]
+        );
+        assert_eq!(found[0].severity, Severity::Warning, "{found:?}");
+        // A rule the defaults break is still an error, found with the value's `example`.
+        let schema = format!(
+            "{}    x-kubernetes-validations:",
+            NEEDS_EMAIL.replace(
+                "      email:\n        type: string\n",
+                "      email:\n        type: string\n        example: ops@example.com\n"
+            )
+        );
+        let schema = format!(
+            "{schema}\n    - rule: self.name != 'demo'\n      message: name must not be demo\n"
+        );
+        let (c, _) = catalog("enabled", &schema);
+        let found: Vec<String> = lint(&c, &Map::new())
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert!(
+            found.contains(
+                &"catalog test: services/demo.yaml: config: the default config of \"demo\" is invalid: Invalid value: name must not be demo".to_owned()
+            ),
+            "{found:?}"
         );
     }
 

@@ -3,10 +3,14 @@
 /// The closest candidate to `input`, if it is close enough to be a plausible typo.
 pub fn closest<'a>(input: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let needle = input.to_lowercase();
-    let limit = (needle.chars().count() / 3).clamp(1, 3);
+    let len = needle.chars().count();
+    let limit = (len / 3).clamp(1, 3);
     candidates
         .into_iter()
         .filter(|c| *c != input)
+        // The distance is at least the difference in length: most candidates of a long list
+        // (API groups against every item's group) are ruled out without computing it.
+        .filter(|c| c.to_lowercase().chars().count().abs_diff(len) <= limit)
         .map(|c| (distance(&needle, &c.to_lowercase()), c))
         .filter(|(d, _)| *d <= limit)
         .min_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)))

@@ -234,6 +234,9 @@ impl Bundle {
                 || lower == "catalog.yaml"
                 || lower == "catalog.yml"
         });
+        if bundle_layout {
+            loader.misspelled_folders(&files);
+        }
         // One rule for what belongs to a catalog, so the same tree has the same digest however
         // it is named (`builtin`, `catalogs/builtin`): the files it reads, nothing else.
         for (name, bytes) in &files {
@@ -574,6 +577,32 @@ impl Loader {
     fn fail(mut self, error: CatalogError) -> Bundle {
         self.errors.push(error);
         self.finish()
+    }
+
+    /// A top-level folder of a catalog that is a near miss of `services/`, `templates/` or
+    /// `charts/` is not read, and its services would be missing without a word ("ok: 0
+    /// services", issue 22): an error with a "did you mean".
+    fn misspelled_folders(&mut self, files: &[&(String, &[u8])]) {
+        const FOLDERS: [&str; 3] = ["services", "templates", "charts"];
+        let mut seen = std::collections::BTreeSet::new();
+        for (name, _) in files {
+            let Some((folder, _)) = name.split_once('/') else {
+                continue;
+            };
+            if FOLDERS.contains(&folder) || !seen.insert(folder.to_owned()) {
+                continue;
+            }
+            if let Some(meant) = crate::suggest::closest(folder, FOLDERS) {
+                self.error(
+                    None,
+                    None,
+                    FieldPath::root(),
+                    format!(
+                        "folder {folder}/ is not read (did you mean \"{meant}/\"?): a catalog reads services/, templates/ and charts/"
+                    ),
+                );
+            }
+        }
     }
 
     fn finish(self) -> Bundle {

@@ -401,6 +401,23 @@ impl Catalog {
         self.groups.contains_key(group)
     }
 
+    /// The groups the catalogs claim, sorted.
+    pub fn claimed_groups(&self) -> impl Iterator<Item = &str> {
+        self.groups.keys().map(String::as_str)
+    }
+
+    /// Every `(group, version)` that defines `kind`, sorted.
+    pub fn groups_defining(&self, kind: &str) -> Vec<(&str, &str)> {
+        self.groups
+            .iter()
+            .flat_map(|(g, set)| {
+                set.iter()
+                    .filter(move |(_, k)| k == kind)
+                    .map(move |(v, _)| (g.as_str(), v.as_str()))
+            })
+            .collect()
+    }
+
     /// The kinds a claimed group knows, as `version/Kind`, sorted.
     pub fn known_kinds(&self, group: &str) -> Vec<String> {
         self.groups

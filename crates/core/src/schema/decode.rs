@@ -23,6 +23,46 @@ const UNSUPPORTED_KEYWORDS: [&str; 7] = [
     "additionalItems",
 ];
 
+/// Read a schema as Go's decoder reads `JSONSchemaProps` (issue 22): a keyword whose value is
+/// `null` is absent (Go leaves a string, number or boolean at its zero value and sets a
+/// pointer, slice or map to nil, without an error), and a `null` schema among `properties`,
+/// `allOf`, `anyOf`, `oneOf` or a list of `items` is the empty schema. Values (`default`,
+/// `example`, `enum`) are data and kept as they are.
+pub(super) fn drop_null_keywords(node: &mut Value) {
+    let Value::Object(m) = node else {
+        return;
+    };
+    m.retain(|_, v| !v.is_null());
+    for (k, v) in m.iter_mut() {
+        match (k.as_str(), v) {
+            ("properties" | "patternProperties" | "definitions", Value::Object(props)) => {
+                props.values_mut().for_each(schema_or_empty);
+            }
+            ("allOf" | "anyOf" | "oneOf" | "items", Value::Array(list)) => {
+                list.iter_mut().for_each(schema_or_empty);
+            }
+            ("items" | "additionalProperties" | "not", v @ Value::Object(_)) => {
+                drop_null_keywords(v);
+            }
+            ("x-kubernetes-validations", Value::Array(rules)) => {
+                for rule in rules.iter_mut().filter_map(Value::as_object_mut) {
+                    rule.retain(|_, v| !v.is_null());
+                }
+            }
+            ("externalDocs", Value::Object(docs)) => docs.retain(|_, v| !v.is_null()),
+            _ => {}
+        }
+    }
+}
+
+/// A schema in a map or list of schemas: `null` is Go's zero `JSONSchemaProps`, `{}`.
+fn schema_or_empty(v: &mut Value) {
+    if v.is_null() {
+        *v = Value::Object(serde_json::Map::new());
+    }
+    drop_null_keywords(v);
+}
+
 /// Where a structural node sits (upstream `level`): decides the "type must not be empty" wording.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Level {

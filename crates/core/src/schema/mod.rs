@@ -82,6 +82,9 @@ impl ConfigSchema {
     /// # Errors
     /// Every structural-schema, keyword and default problem, each with its schema path.
     pub fn parse(raw: &Value) -> Result<ConfigSchema, Vec<SchemaProblem>> {
+        let mut raw = raw.clone();
+        decode::drop_null_keywords(&mut raw);
+        let raw = &raw;
         let mut checker = Checker {
             full: true,
             ..Checker::default()
@@ -179,6 +182,47 @@ mod tests {
             assert!(c.warnings().is_empty(), "{:?}", c.warnings());
             assert_eq!(Structural::from_json(&raw).as_ref(), Ok(c.structural()));
         }
+    }
+
+    /// A schema whose `description:` (or another keyword) is `null` failed to load ("`description`
+    /// must be a string"); Go's decoder reads `null` as absent (issue 22).
+    #[test]
+    fn issue16_null_keywords_are_absent_as_go_decodes_them() {
+        let raw = json!({
+            "type": "object",
+            "description": null,
+            "title": null,
+            "required": null,
+            "x-kubernetes-validations": [{"rule": "self.name != 'root'", "message": null}],
+            "properties": {
+                "name": {"type": "string", "description": null, "format": null, "pattern": null,
+                         "maxLength": null, "enum": null, "default": "demo", "nullable": null},
+                "tags": {"type": "array", "items": {"type": "string", "description": null}},
+                "labels": {"type": "object", "additionalProperties": {"type": "string", "title": null},
+                           "x-kubernetes-map-type": null},
+            },
+        });
+        let c = ConfigSchema::parse(&raw).expect("a schema with null keywords loads");
+        assert!(c.warnings().is_empty(), "{:?}", c.warnings());
+        assert!(c.raw().get("description").is_none());
+        assert!(
+            c.validate(&json!({"name": "x", "tags": ["a"], "labels": {"a": "b"}}))
+                .is_empty()
+        );
+        assert_eq!(
+            c.validate(&json!({"name": "x", "tags": [1]}))
+                .first()
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("tags[0]: Invalid value: 1: must be of type string")
+        );
+        assert_eq!(
+            c.validate_rules(&json!({"name": "root"}), false)
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["Invalid value: failed rule: self.name != 'root'"]
+        );
     }
 
     #[test]

@@ -257,7 +257,8 @@ fn default_instance(def: &ServiceDefinition, value: &mut Map<String, Value>) {
     };
     // kubara drops a config that defaults to `{}`; when an enabled service's schema requires
     // keys that have no default, keep `{}` so validation names them instead of a template
-    // failing later (or rendering without them).
+    // failing later (or rendering without them), whether `config` was left out, null or `{}`
+    // (issue 22: a given `{}` skipped validation).
     let requires = value.get("status") == Some(&json!("enabled"))
         && config_schema
             .raw()
@@ -270,12 +271,11 @@ fn default_instance(def: &ServiceDefinition, value: &mut Map<String, Value>) {
         // A config of the wrong type is left for validation to name.
         Some(_) => return,
     };
-    let absent = given.is_none();
     match defaulting::default_config(given, config_schema.structural()) {
         Some(config) => {
             value.insert("config".into(), config);
         }
-        None if absent && requires => {
+        None if requires => {
             value.insert("config".into(), json!({}));
         }
         None => {

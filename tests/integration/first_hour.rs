@@ -1,0 +1,165 @@
+//! Issue 22, "The first hour": traps where the tool said yes and was wrong.
+
+use crate::util::{TestContext, stderr, stdout};
+
+/// Two services, one invalid (`replicas: -1`), and a plain object of the package.
+const HALF_VALID: &str = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: app
+---
+apiVersion: services.krm-catalog.dev/v1alpha1
+kind: MetricsServer
+metadata:
+  name: metrics
+---
+apiVersion: services.krm-catalog.dev/v1alpha1
+kind: ExternalSecrets
+metadata:
+  name: eso
+spec:
+  config:
+    replicas: -1
+";
+
+/// Standalone `render` exited 1 but wrote the valid half of the package to stdout, where a
+/// pipeline (`render > out.yaml`, `| kubectl apply -f -`) takes it; it writes nothing now.
+/// Function mode still writes the ResourceList with its results, as kpt expects.
+#[test]
+fn issue16_render_writes_nothing_to_stdout_on_error() {
+    let ctx = TestContext::new();
+    ctx.write("services.yaml", HALF_VALID);
+    let out = ctx.run(&["render", "-f", "services.yaml"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        out.stdout.is_empty(),
+        "render wrote to stdout on error:\n{}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains(
+            "[error] services.krm-catalog.dev/v1alpha1/ExternalSecrets/eso spec.config.replicas: Invalid value: -1: must be greater than or equal to 1 (services.yaml#2)"
+        ),
+        "{}",
+        stderr(&out)
+    );
+
+    // The same items as a ResourceList on stdin (function mode): the list and its results.
+    let mut list =
+        String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
+    for doc in HALF_VALID.split("---\n") {
+        for (i, line) in doc.lines().enumerate() {
+            list.push_str(if i == 0 { "- " } else { "  " });
+            list.push_str(line);
+            list.push('\n');
+        }
+    }
+    let out = ctx.run(&[], &list);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("results:\n- message: \"Invalid value: -1"),
+        "{text}"
+    );
+}
+
+/// A typo in the group of the only service object rendered nothing, exit 0: with no item in
+/// a group of the built-in catalog, the run skipped loading it (the hot path). A near miss of
+/// its group, or one of its kinds under another group, loads it and is an error.
+#[test]
+fn issue16_a_typo_in_the_api_group_is_an_error() {
+    let ctx = TestContext::new();
+    for (api, expected) in [
+        (
+            "service.krm-catalog.dev/v1alpha1",
+            "[error] service.krm-catalog.dev/v1alpha1/CertManager/certs apiVersion: unknown API group service.krm-catalog.dev (did you mean \"services.krm-catalog.dev/v1alpha1\"?): no loaded catalog claims it, and CertManager is a kind of services.krm-catalog.dev (certs.yaml)\n",
+        ),
+        (
+            "services.krm-catalog.io/v1alpha1",
+            "[error] services.krm-catalog.io/v1alpha1/CertManager/certs apiVersion: unknown API group services.krm-catalog.io (did you mean \"services.krm-catalog.dev/v1alpha1\"?): no loaded catalog claims it, and CertManager is a kind of services.krm-catalog.dev (certs.yaml)\n",
+        ),
+        (
+            "apps/v1",
+            "[error] apps/v1/CertManager/certs apiVersion: kind CertManager of the loaded catalogs is not in apps/v1 (did you mean \"services.krm-catalog.dev/v1alpha1\"?) (certs.yaml)\n",
+        ),
+    ] {
+        ctx.write(
+            "certs.yaml",
+            format!("apiVersion: {api}\nkind: CertManager\nmetadata:\n  name: certs\n"),
+        );
+        let out = ctx.run(&["render", "-f", "certs.yaml"], "");
+        assert_eq!(out.status.code(), Some(1), "{api}: {}", stderr(&out));
+        assert_eq!(stderr(&out), expected, "{api}");
+        assert!(out.stdout.is_empty(), "{api}: {}", stdout(&out));
+    }
+    // A kind the catalog does not define passes through, under any group.
+    ctx.write(
+        "app.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\n---\napiVersion: monitoring.coreos.com/v1\nkind: ServiceMonitor\nmetadata:\n  name: app\n",
+    );
+    let out = ctx.run(&["render", "-f", "app.yaml"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+}
+
+const DEMO_SERVICE: &str = "\
+apiVersion: kubara.io/v1alpha1
+kind: ServiceDefinition
+metadata:
+  name: demo
+spec:
+  chartPath: demo
+  status: enabled
+  configSchema:
+    type: object
+    properties:
+      image:
+        type: string
+        default: nginx
+";
+
+/// `catalog lint` said "ok: 0 services" for a catalog whose services folder is misspelled
+/// (`service/`): the folder is an error with a "did you mean", and a catalog with nothing in
+/// it a warning. A template reading an undefined variable fails lint, naming the variable.
+#[test]
+fn issue16_lint_fails_on_a_misspelled_services_folder_and_undefined_variables() {
+    let ctx = TestContext::new();
+    ctx.write(
+        "team/templates/configmap.yaml.j2",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ service.id }}\n",
+    );
+    ctx.write("team/service/demo.yaml", DEMO_SERVICE);
+    let out = ctx.run(&["catalog", "lint", "team"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "error: catalog team: folder service/ is not read (did you mean \"services/\"?): a catalog reads services/, templates/ and charts/\n"
+    );
+
+    fs_err::remove_dir_all(ctx.path().join("team/service")).expect("rm");
+    let out = ctx.run(&["catalog", "lint", "team"], "");
+    assert_eq!(
+        stderr(&out),
+        "warning: team: no services and no function kinds (ServiceDefinitions go in services/)\nok: team: 0 services, 0 function kinds, 1 templates\n"
+    );
+
+    ctx.write("team/services/demo.yaml", DEMO_SERVICE);
+    ctx.write(
+        "team/charts/demo/deployment.yaml.j2",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  port: \"{{ config.containerPort }}\"\n",
+    );
+    let out = ctx.run(&["catalog", "lint", "team"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "charts/demo/deployment.yaml.j2:6: rendering \"demo\" with its defaults: undefined value: `config.containerPort` is undefined"
+        ),
+        "{}",
+        stderr(&out)
+    );
+}
