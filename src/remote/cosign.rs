@@ -18,6 +18,7 @@ use base64::Engine as _;
 use serde_json::Value;
 
 use super::cache::RefEntry;
+pub use super::error::CosignError;
 use super::net::{Artifact, Layer};
 use super::{Remote, RemoteError};
 use crate::verify::sha256_hex;
@@ -44,97 +45,6 @@ pub fn signature_layers(manifest: &Value) -> impl Iterator<Item = &Value> {
         .into_iter()
         .flatten()
         .filter(|l| l.get("mediaType").and_then(Value::as_str) == Some(SIMPLE_SIGNING_MEDIA_TYPE))
-}
-
-/// Why a signature check failed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum CosignError {
-    /// The key is not a PEM public key of a supported algorithm.
-    #[error("{source_name}: {reason}")]
-    NotAKey {
-        /// Where the key was given (a file, or the config field of an inline key).
-        source_name: String,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The registry has no signature tag for the digest.
-    #[error(
-        "{reference}: no cosign signature of {digest}: the registry has no tag {tag}; the key {key} requires one (sign it with `cosign sign --key`)"
-    )]
-    NoSignature {
-        /// The artifact or image.
-        reference: String,
-        /// Its manifest digest.
-        digest: String,
-        /// The signature tag looked for.
-        tag: String,
-        /// The key that requires it.
-        key: String,
-    },
-    /// No signature layer verifies with the key.
-    #[error(
-        "{reference}: no cosign signature of {digest} verifies with the key {key} ({count} signature(s) in {tag})"
-    )]
-    Unverified {
-        /// The artifact or image.
-        reference: String,
-        /// Its manifest digest.
-        digest: String,
-        /// The signature tag.
-        tag: String,
-        /// The key.
-        key: String,
-        /// Signature layers found.
-        count: usize,
-    },
-    /// A signature verifies, but its payload signs another digest.
-    #[error(
-        "{reference}: the cosign signature in {tag} verifies with the key {key} but signs {signed}, not {digest}"
-    )]
-    OtherDigest {
-        /// The artifact or image.
-        reference: String,
-        /// Its manifest digest.
-        digest: String,
-        /// The signature tag.
-        tag: String,
-        /// The key.
-        key: String,
-        /// The digest the payload names.
-        signed: String,
-    },
-    /// A signature verifies, but its payload is not a simple-signing document.
-    #[error(
-        "{reference}: the cosign signature in {tag} for {digest} verifies with the key {key} but its payload is not a cosign simple-signing document: {reason}"
-    )]
-    Malformed {
-        /// The artifact or image.
-        reference: String,
-        /// Its manifest digest.
-        digest: String,
-        /// The signature tag.
-        tag: String,
-        /// The key.
-        key: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// Offline, and no signature is cached.
-    #[error(
-        "{reference}: offline and no cosign signature of {digest} ({tag}) is in {cache}; the key {key} requires one (run `krm-catalog catalog pull` for it while online)"
-    )]
-    NotCached {
-        /// The artifact or image.
-        reference: String,
-        /// Its manifest digest.
-        digest: String,
-        /// The signature tag.
-        tag: String,
-        /// The key.
-        key: String,
-        /// The cache.
-        cache: String,
-    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

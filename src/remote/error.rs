@@ -8,7 +8,7 @@ use super::net::{FetchError, Refusal, SetupError};
 pub enum RemoteError {
     /// A required cosign signature is missing or does not verify.
     #[error(transparent)]
-    Signature(Box<super::cosign::CosignError>),
+    Signature(Box<CosignError>),
     /// The text does not parse as a URL.
     #[error("{url} is not a URL: {reason}")]
     NotAUrl {
@@ -103,7 +103,7 @@ pub enum RemoteError {
     Setup(#[from] SetupError),
     /// A Git catalog could not be had.
     #[error(transparent)]
-    Git(#[from] super::git::GitError),
+    Git(#[from] GitError),
     /// A request failed.
     #[error(transparent)]
     Fetch(#[from] FetchError),
@@ -150,8 +150,252 @@ pub(super) fn prepare_hint(reference: &str) -> String {
     )
 }
 
-impl From<super::cosign::CosignError> for RemoteError {
-    fn from(error: super::cosign::CosignError) -> Self {
+impl From<CosignError> for RemoteError {
+    fn from(error: CosignError) -> Self {
         Self::Signature(Box::new(error))
+    }
+}
+
+/// Why a signature check failed (`remote::cosign`; here so that the two files do not import
+/// each other).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CosignError {
+    /// The key is not a PEM public key of a supported algorithm.
+    #[error("{source_name}: {reason}")]
+    NotAKey {
+        /// Where the key was given (a file, or the config field of an inline key).
+        source_name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The registry has no signature tag for the digest.
+    #[error(
+        "{reference}: no cosign signature of {digest}: the registry has no tag {tag}; the key {key} requires one (sign it with `cosign sign --key`)"
+    )]
+    NoSignature {
+        /// The artifact or image.
+        reference: String,
+        /// Its manifest digest.
+        digest: String,
+        /// The signature tag looked for.
+        tag: String,
+        /// The key that requires it.
+        key: String,
+    },
+    /// No signature layer verifies with the key.
+    #[error(
+        "{reference}: no cosign signature of {digest} verifies with the key {key} ({count} signature(s) in {tag})"
+    )]
+    Unverified {
+        /// The artifact or image.
+        reference: String,
+        /// Its manifest digest.
+        digest: String,
+        /// The signature tag.
+        tag: String,
+        /// The key.
+        key: String,
+        /// Signature layers found.
+        count: usize,
+    },
+    /// A signature verifies, but its payload signs another digest.
+    #[error(
+        "{reference}: the cosign signature in {tag} verifies with the key {key} but signs {signed}, not {digest}"
+    )]
+    OtherDigest {
+        /// The artifact or image.
+        reference: String,
+        /// Its manifest digest.
+        digest: String,
+        /// The signature tag.
+        tag: String,
+        /// The key.
+        key: String,
+        /// The digest the payload names.
+        signed: String,
+    },
+    /// A signature verifies, but its payload is not a simple-signing document.
+    #[error(
+        "{reference}: the cosign signature in {tag} for {digest} verifies with the key {key} but its payload is not a cosign simple-signing document: {reason}"
+    )]
+    Malformed {
+        /// The artifact or image.
+        reference: String,
+        /// Its manifest digest.
+        digest: String,
+        /// The signature tag.
+        tag: String,
+        /// The key.
+        key: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Offline, and no signature is cached.
+    #[error(
+        "{reference}: offline and no cosign signature of {digest} ({tag}) is in {cache}; the key {key} requires one (run `krm-catalog catalog pull` for it while online)"
+    )]
+    NotCached {
+        /// The artifact or image.
+        reference: String,
+        /// Its manifest digest.
+        digest: String,
+        /// The signature tag.
+        tag: String,
+        /// The key.
+        key: String,
+        /// The cache.
+        cache: String,
+    },
+}
+
+/// Why a Git catalog could not be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GitError {
+    /// The fetch (or opening a `file://` repository) failed.
+    #[error("cannot fetch {reference} from {url}: {reason}")]
+    Fetch {
+        /// The URL, without credentials.
+        url: String,
+        /// The ref.
+        reference: String,
+        /// What gix said (credentials removed).
+        reason: String,
+    },
+    /// The fetch took longer than its deadline.
+    #[error(
+        "fetching {url} took longer than {seconds} s; raise {} (a Git fetch may take 4 times one request's seconds) for a slow server",
+        crate::env::HTTP_TIMEOUT
+    )]
+    Timeout {
+        /// The URL.
+        url: String,
+        /// The deadline.
+        seconds: u64,
+    },
+    /// The pack grew past the download limit.
+    #[error(
+        "{url}: the fetched pack is larger than {bytes} bytes; raise {} if the repository is that big, or keep catalogs in a smaller repository",
+        crate::env::MAX_DOWNLOAD_BYTES
+    )]
+    PackTooBig {
+        /// The URL.
+        url: String,
+        /// The limit.
+        bytes: u64,
+    },
+    /// The server does not have the ref.
+    #[error(
+        "{url} has no ref \"{reference}\" (looked for the tag, the branch and a full ref name); check the name with `git ls-remote {url}`"
+    )]
+    NoSuchRef {
+        /// The URL.
+        url: String,
+        /// The ref.
+        reference: String,
+    },
+    /// The ref resolved to another commit than the pin.
+    #[error(
+        "{url}: ref \"{reference}\" is now commit {got}, but commit pins {expected}: the ref moved (or the pin is wrong); check the new commit, then set commit: {got} if you trust it"
+    )]
+    Moved {
+        /// The URL.
+        url: String,
+        /// The ref.
+        reference: String,
+        /// The pin.
+        expected: String,
+        /// What the ref is now.
+        got: String,
+    },
+    /// `path` names no directory of the commit, or leaves the tree through a link.
+    #[error("{url}@{commit}: path \"{path}\" {reason}")]
+    Path {
+        /// The URL.
+        url: String,
+        /// The commit.
+        commit: String,
+        /// The path.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The catalog's files are too many or too large.
+    #[error("{url}@{commit}: {reason}")]
+    Tree {
+        /// The URL.
+        url: String,
+        /// The commit.
+        commit: String,
+        /// The bound that was hit.
+        reason: String,
+    },
+    /// An object of the pack (or of a `file://` repository) unpacks past the allocation limit.
+    #[error(
+        "{url}: an object of the repository unpacks to more than {bytes} bytes (a pack of small deltas can expand without bound); raise {} if the repository holds files that big",
+        crate::env::MAX_GIT_OBJECT_BYTES
+    )]
+    ObjectTooBig {
+        /// The URL.
+        url: String,
+        /// The limit.
+        bytes: u64,
+    },
+    /// The server advertised more refs than a fetch reads.
+    #[error(
+        "{url}: the server advertised more than {lines} refs or {bytes} bytes of them; a catalog repository needs a few (ask for a tag or a branch that fewer refs start with)"
+    )]
+    TooManyRefs {
+        /// The URL.
+        url: String,
+        /// The line bound.
+        lines: u64,
+        /// The byte bound.
+        bytes: u64,
+    },
+    /// `http://` to a host that is not loopback: the rule of `url:` catalogs.
+    #[error("{url}: plain HTTP is refused except for loopback hosts; use https://")]
+    PlainHttp {
+        /// The URL.
+        url: String,
+    },
+    /// Resolving the pack grew the process past its memory budget.
+    #[error(
+        "{url}: unpacking the fetched pack took more than {bytes} bytes of memory (a pack of deltas can expand without bound); raise {} (the budget is 8 times it) if the repository holds files that big",
+        crate::env::MAX_GIT_OBJECT_BYTES
+    )]
+    MemoryBudget {
+        /// The URL.
+        url: String,
+        /// The budget.
+        bytes: u64,
+    },
+    /// `git://` without a commit pin to a host that is not loopback.
+    #[error(
+        "{url}: git:// is unauthenticated; pin the catalog with commit: <full sha> (the commit id proves the content), or use https://"
+    )]
+    PlainGit {
+        /// The URL.
+        url: String,
+    },
+    /// Offline and not in the cache.
+    #[error(
+        "offline: {reference} is not in {cache}; run `krm-catalog catalog pull '{reference}'` where the network is available"
+    )]
+    NotPulled {
+        /// The source's string form.
+        reference: String,
+        /// The cache, described.
+        cache: String,
+    },
+}
+
+impl GitError {
+    /// Whether the catalog could just not be reached (then a run that does not need it goes
+    /// on, KEP-2906 "Dependencies"); a moved ref, a bad path or a bound is always an error.
+    pub fn is_unavailable(&self) -> bool {
+        matches!(
+            self,
+            Self::Fetch { .. } | Self::Timeout { .. } | Self::NotPulled { .. }
+        )
     }
 }

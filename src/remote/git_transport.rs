@@ -3,6 +3,8 @@
 //! not lines, and is bounded by the pack limit instead; what is read line by line (the ref
 //! advertisement of protocol v0/v1 and v2's `ls-refs`, acknowledgements, shallow lines) stops
 //! at [`MAX_LINES`] lines or [`MAX_LINE_BYTES`] bytes with an I/O error that names the bound.
+//! Also what the fetch watches while the pack comes in: the heap ([`anon_memory`], issue 21 H5)
+//! and the bytes on disk ([`dir_size`]).
 
 use std::borrow::Cow;
 use std::io;
@@ -179,4 +181,28 @@ impl<'a, R: ExtendedBufRead<'a>> ExtendedBufRead<'a> for Counted<R> {
     fn stopped_at(&self) -> Option<MessageKind> {
         self.inner.stopped_at()
     }
+}
+
+/// The process's anonymous resident memory (`RssAnon` of `/proc/self/status`: the heap, not
+/// the pack mapped from disk); `None` where there is no such file.
+pub(super) fn anon_memory() -> Option<u64> {
+    let status = fs_err::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("RssAnon:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
+/// Bytes under `dir` (the pack being received), depth-bounded, links not followed.
+pub(super) fn dir_size(dir: &std::path::Path, depth: usize) -> u64 {
+    let Ok(entries) = fs_err::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() && depth < 4 => dir_size(&e.path(), depth + 1),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
 }

@@ -7,6 +7,7 @@ pub mod cache;
 pub mod cosign;
 mod error;
 pub mod git;
+mod git_credentials;
 mod git_transport;
 pub mod net;
 mod netrc;

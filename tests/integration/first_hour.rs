@@ -39,7 +39,7 @@ fn issue16_render_writes_nothing_to_stdout_on_error() {
     );
     assert!(
         stderr(&out).contains(
-            "[error] services.krm-catalog.dev/v1alpha1/ExternalSecrets/eso spec.config.replicas: Invalid value: -1: must be greater than or equal to 1 (services.yaml#2)"
+            "[error] services.krm-catalog.dev/v1alpha1/ExternalSecrets/eso spec.config.replicas: Invalid value: -1: spec.config.replicas in body should be greater than or equal to 1 (services.yaml#2)"
         ),
         "{}",
         stderr(&out)
