@@ -205,6 +205,7 @@ fn collect_dir(
     root: &Path,
     dir: &Path,
     visited: &mut std::collections::HashSet<(u64, u64)>,
+    fn_config: Option<&Path>,
     out: &mut Vec<(String, PathBuf)>,
 ) -> Result<(), CliError> {
     if !visited.insert(crate::walk::dir_id(dir)?) {
@@ -217,7 +218,15 @@ fn collect_dir(
     entries.sort();
     for path in entries {
         if path.is_dir() {
-            collect_dir(root, &path, visited, out)?;
+            collect_dir(root, &path, visited, fn_config, out)?;
+        } else if fn_config.is_some_and(|c| fs_err::canonicalize(&path).is_ok_and(|p| p == c)) {
+            // The settings, not a resource: rendered out it would be applied with the
+            // manifests (an Argo CD plugin runs `render --fn-config F -f .` where F lives).
+            crate::log!(
+                Level::Info,
+                "{}: left out (the --fn-config file)",
+                path.display()
+            );
         } else if is_orchestrator_file(&path) {
             crate::log!(
                 Level::Info,
@@ -270,7 +279,8 @@ fn read_text(
     Ok(text)
 }
 
-fn read_inputs(inputs: &[String]) -> Result<Inputs, CliError> {
+fn read_inputs(inputs: &[String], fn_config: Option<&Path>) -> Result<Inputs, CliError> {
+    let fn_config = fn_config.and_then(|c| fs_err::canonicalize(c).ok());
     let mut read = Inputs::default();
     let mut total = 0;
     let inputs: Vec<String> = if inputs.is_empty() {
@@ -291,6 +301,7 @@ fn read_inputs(inputs: &[String]) -> Result<Inputs, CliError> {
                 path,
                 path,
                 &mut std::collections::HashSet::new(),
+                fn_config.as_deref(),
                 &mut files,
             )?;
             for (rel, file) in files {
@@ -317,7 +328,7 @@ pub fn run(args: &RenderArgs) -> Result<(), CliError> {
         items,
         function_config: listed_config,
         configs,
-    } = read_inputs(&inputs)?;
+    } = read_inputs(&inputs, args.fn_config.as_deref())?;
     // A ResolveCatalog among the inputs is not read as the function config (only
     // --fn-config or a ResourceList's functionConfig are): rendering without it would
     // succeed with other settings than the user wrote, so it must be the --fn-config file.

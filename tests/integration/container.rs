@@ -386,3 +386,69 @@ fn the_documented_examples_run() {
         );
     }
 }
+
+/// Issue 24: the CMP example's `generate` command, run as `argocd-cmp-server` runs it: read
+/// from `plugin.yaml` (not repeated here), executed directly in the image (no shell), in the
+/// application's directory, with the environment Argo CD gives (`ARGOCD_APP_NAME`,
+/// `ARGOCD_APP_NAMESPACE`, the `ARGOCD_ENV_*` of the Application's plugin env), the
+/// repository read-only and no network. Its stdout is what Argo CD applies.
+#[test]
+fn issue24_argocd_cmp_generate_runs_as_the_cmp_server_runs_it() {
+    let test = test_name!();
+    let Some(image) = image(test, &["docker"]) else {
+        return;
+    };
+    let plugin = fs_err::read_to_string(root().join("functions/examples/argocd-cmp/plugin.yaml"))
+        .expect("plugin.yaml");
+    let plugin = krm_catalog::yaml::parse(&plugin).expect("plugin.yaml is YAML");
+    let command: Vec<String> = plugin["spec"]["generate"]["command"]
+        .as_array()
+        .expect("generate.command")
+        .iter()
+        .map(|part| part.as_str().expect("a string").to_owned())
+        .collect();
+    let (program, args) = command.split_first().expect("a command");
+    // The discover rule: the app folder holds `krm-catalog.yaml`.
+    let glob = plugin["spec"]["discover"]["find"]["glob"].as_str();
+    assert_eq!(glob, Some("**/krm-catalog.yaml"));
+    let repo = TestContext::new();
+    let app = repo.path().join("apps/platform");
+    copy_dir(
+        &root().join("functions/examples/kustomize-transformer"),
+        &app,
+    );
+    let mount = format!("{}:/repo:ro", repo.path().display());
+    let (ok, stdout, stderr) = run(Command::new("docker")
+        .args([
+            "run",
+            "--rm",
+            "--network",
+            "none",
+            "--user",
+            "nobody",
+            "--read-only",
+            "-v",
+            &mount,
+            "-w",
+            "/repo/apps/platform",
+            "-e",
+            "ARGOCD_APP_NAME=platform",
+            "-e",
+            "ARGOCD_APP_NAMESPACE=argocd",
+            "-e",
+            "ARGOCD_ENV_CLUSTER=hub-1",
+            "--entrypoint",
+            program,
+            &image,
+        ])
+        .args(args));
+    assert!(ok, "generate failed: {stderr}");
+    // The manifests, not the source objects, as `kustomize build` would print them.
+    assert!(stdout.contains("kind: Application"), "{stdout}");
+    assert!(
+        !stdout.contains("kind: ResolveCatalog") && !stdout.contains("kind: ServiceSet"),
+        "{stdout}"
+    );
+    let docs = krm_catalog::yaml::parse_stream(&stdout).expect("generate prints YAML documents");
+    assert!(!docs.is_empty(), "{stdout}");
+}

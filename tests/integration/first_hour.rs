@@ -163,3 +163,28 @@ fn issue16_lint_fails_on_a_misspelled_services_folder_and_undefined_variables() 
         stderr(&out)
     );
 }
+
+/// `render --fn-config F -f DIR` with F inside DIR (how the Argo CD plugin runs it, and the
+/// kustomize example's layout) printed the `ResolveCatalog` itself among the manifests, which
+/// Argo CD would then try to apply; the function config is settings, not a resource.
+#[test]
+fn issue16_render_dir_leaves_out_its_fn_config_file() {
+    let ctx = TestContext::new();
+    ctx.write(
+        "krm-catalog.yaml",
+        "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: platform\nspec:\n  clusterType: hub\n  cluster:\n    name: hub-1\n",
+    );
+    let services = fs_err::read_to_string(
+        crate::util::root().join("functions/examples/kustomize-transformer/services.yaml"),
+    )
+    .expect("the example's services");
+    ctx.write("services.yaml", &services);
+    let out = ctx.run(
+        &["render", "--fn-config", "krm-catalog.yaml", "-f", "."],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let printed = stdout(&out);
+    assert!(printed.contains("kind: Application"), "{printed}");
+    assert!(!printed.contains("kind: ResolveCatalog"), "{printed}");
+}
