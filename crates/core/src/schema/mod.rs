@@ -214,7 +214,9 @@ mod tests {
                 .first()
                 .map(ToString::to_string)
                 .as_deref(),
-            Some("tags[0]: Invalid value: 1: must be of type string")
+            Some(
+                r#"tags[0]: Invalid value: "integer": tags[0] in body must be of type string: "integer""#
+            )
         );
         assert_eq!(
             c.validate_rules(&json!({"name": "root"}), false)
