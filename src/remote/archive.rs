@@ -331,25 +331,21 @@ fn strip_wrapper(files: Vec<(String, Vec<u8>)>) -> Vec<(String, Vec<u8>)> {
 /// Build a `.tar.gz` from files, failing when one of them cannot be stored as named (so a
 /// cache never holds fewer files than it was given).
 pub fn try_pack(files: &[(&str, &[u8])]) -> std::io::Result<Vec<u8>> {
-    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
-        Vec::new(),
-        flate2::Compression::default(),
-    ));
-    for (path, content) in files {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(content.len() as u64);
-        header.set_mode(0o644);
-        header.set_mtime(0);
-        header.set_cksum();
-        builder.append_data(&mut header, path, *content)?;
-    }
-    builder
-        .into_inner()
-        .and_then(flate2::write::GzEncoder::finish)
+    gz_tar(files, Err)
 }
 
-/// Build a `.tar.gz` from files (tests and `catalog pull` fixtures).
+/// Build a `.tar.gz` from files (tests and `catalog pull` fixtures); a file that cannot be
+/// stored as named is left out.
 pub fn pack(files: &[(&str, &[u8])]) -> Vec<u8> {
+    gz_tar(files, |_| Ok(())).unwrap_or_default()
+}
+
+/// The one archive writer of [`try_pack`] and [`pack`]: `on_error` decides whether a file that
+/// cannot be stored fails the archive or is skipped.
+fn gz_tar(
+    files: &[(&str, &[u8])],
+    on_error: impl Fn(std::io::Error) -> std::io::Result<()>,
+) -> std::io::Result<Vec<u8>> {
     let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
         Vec::new(),
         flate2::Compression::default(),
@@ -360,12 +356,13 @@ pub fn pack(files: &[(&str, &[u8])]) -> Vec<u8> {
         header.set_mode(0o644);
         header.set_mtime(0);
         header.set_cksum();
-        let _ = builder.append_data(&mut header, path, *content);
+        if let Err(e) = builder.append_data(&mut header, path, *content) {
+            on_error(e)?;
+        }
     }
     builder
         .into_inner()
         .and_then(flate2::write::GzEncoder::finish)
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
