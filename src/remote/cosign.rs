@@ -17,7 +17,6 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::cache::RefEntry;
 pub use super::error::CosignError;
 use super::net::{Artifact, Layer};
 use super::{Remote, RemoteError};
@@ -327,28 +326,7 @@ impl Remote {
             return Ok(None);
         };
         let cache_ref = format!("oci://{name}:{}", signature_tag(digest));
-        let store = || -> std::io::Result<()> {
-            for layer in &artifact.layers {
-                self.cache.put_blob(&layer.data)?;
-            }
-            let hex = self.cache.put_blob(&artifact.manifest)?;
-            self.cache.put_ref(
-                &cache_ref,
-                &RefEntry {
-                    digest: hex,
-                    kind: "cosign".into(),
-                    name: signature_tag(digest),
-                    via: Vec::new(),
-                },
-            )
-        };
-        if let Err(e) = store() {
-            crate::log!(
-                crate::logger::Level::Warn,
-                "{}",
-                self.cache.not_writable(&e)
-            );
-        }
+        self.cache_artifact(&artifact, &cache_ref, "cosign", signature_tag(digest));
         Ok(Some(artifact))
     }
 

@@ -571,17 +571,32 @@ impl Remote {
         let artifact = net
             .pull_artifact(reference)
             .map_err(|e| unreachable_hint(e, &full))?;
+        self.cache_artifact(&artifact, &full, "oci", "catalog.yaml".into());
+        let mut bundle = bundle_from_layers(origin, &artifact.layers)?;
+        bundle.pin = Some(Digest::of(&artifact.manifest));
+        Ok(bundle)
+    }
+
+    /// Keep an artifact pulled from a registry (its layers, its manifest, and `cache_ref`
+    /// naming it) for offline runs; a cache that cannot be written is a warning.
+    pub(crate) fn cache_artifact(
+        &self,
+        artifact: &net::Artifact,
+        cache_ref: &str,
+        kind: &str,
+        name: String,
+    ) {
         let store = || -> std::io::Result<()> {
             for layer in &artifact.layers {
                 self.cache.put_blob(&layer.data)?;
             }
             let hex = self.cache.put_blob(&artifact.manifest)?;
             self.cache.put_ref(
-                &full,
+                cache_ref,
                 &RefEntry {
                     digest: hex,
-                    kind: "oci".into(),
-                    name: "catalog.yaml".into(),
+                    kind: kind.into(),
+                    name,
                     via: Vec::new(),
                 },
             )
@@ -593,9 +608,6 @@ impl Remote {
                 self.cache.not_writable(&e)
             );
         }
-        let mut bundle = bundle_from_layers(origin, &artifact.layers)?;
-        bundle.pin = Some(Digest::of(&artifact.manifest));
-        Ok(bundle)
     }
 
     /// Rebuild a bundle from a cached manifest and its cached layers; `None` if anything is
