@@ -166,7 +166,7 @@ fn where_to_set(
             for segment in &p.path.segments()[config.segments().len()..] {
                 match segment {
                     PathSegment::Key(k) => keys.push(k.clone()),
-                    PathSegment::Index(_) => return p,
+                    PathSegment::Index(_) | PathSegment::MapKey(_) => return p,
                 }
             }
             let Some(sub) = definition::subschema(schema.raw(), &keys) else {
