@@ -188,3 +188,31 @@ fn issue16_render_dir_leaves_out_its_fn_config_file() {
     assert!(printed.contains("kind: Application"), "{printed}");
     assert!(!printed.contains("kind: ResolveCatalog"), "{printed}");
 }
+
+/// A duplicate key said "set DuplicateKeyPolicy in Options if acceptable", serde-saphyr's own
+/// option; it names the key and both lines now, as kubectl's go-yaml does.
+#[test]
+fn issue16_a_duplicate_key_names_the_key_and_both_lines() {
+    let ctx = TestContext::new();
+    ctx.write(
+        "app.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  x: \"1\"\n  x: \"2\"\n",
+    );
+    let out = ctx.run(&["render", "-f", "app.yaml"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("app.yaml: line 7: mapping key \"x\" already defined at line 6"),
+        "{}",
+        stderr(&out)
+    );
+    let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    name: b\n";
+    let out = ctx.run(&[], list);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("line 8: mapping key \"name\" already defined at line 7"),
+        "{}",
+        stderr(&out)
+    );
+}
