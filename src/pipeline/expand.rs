@@ -214,7 +214,7 @@ fn nothing_rendered(info: &crate::catalog::BundleInfo, ids: &[String]) -> String
     let services = ids.join(", ");
     if info.pattern.is_none() {
         format!(
-            "{label}: its enabled services ({services}) produced no objects: the catalog has no standard pattern (templates/) of its own and its charts/ hold nothing to render for them; to render them with the built-in catalog's pattern (an Argo CD Application and a Namespace per service) set standardPattern: builtin on its entry in spec.catalogs, or spec.standardPattern: builtin in its kubara Catalog document"
+            "{label}: its enabled services ({services}) produced no objects: the catalog has no standard pattern (templates/) of its own and its charts/ hold nothing to render for them (a service renders the files under charts/<its chartPath>/: check each chartPath); to render them with the built-in catalog's pattern (an Argo CD Application and a Namespace per service) set standardPattern: builtin on its entry in spec.catalogs, or spec.standardPattern: builtin in its kubara Catalog document"
         )
     } else {
         format!(
