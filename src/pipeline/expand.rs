@@ -427,6 +427,18 @@ impl Expander<'_, '_> {
                 }
             };
         if prepared.status == Status::Disabled {
+            // An object of a service that is disabled by default renders nothing unless it
+            // enables it: said, since an object written for nothing is most likely a mistake.
+            if raw.get("status").is_none_or(Value::is_null) {
+                self.results.push(
+                    KrmResult::warning(format!(
+                        "service \"{}\" is disabled by default and this {} object does not enable it: nothing is rendered; set spec.status: enabled",
+                        def.id, def.gvk.kind
+                    ))
+                    .about(item)
+                    .at("spec.status"),
+                );
+            }
             return Vec::new();
         }
         // clusterTypes only decides what a ServiceSet includes by default (kubara ADR): an

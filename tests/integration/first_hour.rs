@@ -216,3 +216,28 @@ fn issue16_a_duplicate_key_names_the_key_and_both_lines() {
         stderr(&out)
     );
 }
+
+/// An object of a service that is disabled by default, which does not enable it, rendered
+/// nothing, exit 0, without a word: a warning says so and what to set. Disabling it
+/// explicitly stays quiet.
+#[test]
+fn issue16_an_object_of_a_disabled_by_default_service_says_it_renders_nothing() {
+    let ctx = TestContext::new();
+    ctx.write(
+        "metrics.yaml",
+        "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: MetricsServer\nmetadata:\n  name: metrics\n",
+    );
+    let out = ctx.run(&["render", "-f", "metrics.yaml"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "[warning] services.krm-catalog.dev/v1alpha1/MetricsServer/metrics spec.status: service \"metrics-server\" is disabled by default and this MetricsServer object does not enable it: nothing is rendered; set spec.status: enabled (metrics.yaml)\n"
+    );
+    ctx.write(
+        "metrics.yaml",
+        "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: MetricsServer\nmetadata:\n  name: metrics\nspec:\n  status: disabled\n",
+    );
+    let out = ctx.run(&["render", "-f", "metrics.yaml"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+}
