@@ -1,6 +1,8 @@
 //! Issue 22, "The first hour": traps where the tool said yes and was wrong.
 
-use crate::util::{TestContext, stderr, stdout};
+use crate::remote::{CATALOG, trusted_url};
+use crate::servers::{Server, tls};
+use crate::util::{TestContext, have, stderr, stdout, test_name};
 
 /// Two services, one invalid (`replicas: -1`), and a plain object of the package.
 const HALF_VALID: &str = "\
@@ -240,4 +242,41 @@ fn issue16_an_object_of_a_disabled_by_default_service_says_it_renders_nothing() 
     let out = ctx.run(&["render", "-f", "metrics.yaml"], "");
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stderr(&out), "");
+}
+
+/// A fetch slower than a second said nothing until it ended: with `-v` (or on a terminal) it
+/// reports what it fetches, how much has come and for how long; quiet otherwise, since under
+/// kpt and kustomize stderr is the function's report.
+#[test]
+fn issue16_a_slow_fetch_reports_progress_with_v() {
+    let case = test_name!();
+    if !have("python3", case) || !have("openssl", case) {
+        return;
+    }
+    let tls = tls();
+    let server = Server::start(Some(&tls), None);
+    server.put("catalog.yaml", CATALOG.as_bytes());
+    let ctx = TestContext::new().with_ca(&tls.ca);
+    let url = server.url("slow/catalog.yaml");
+    let input = trusted_url(&url);
+    let out = ctx.run(&["-v"], &input);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    let size = CATALOG.len();
+    assert!(
+        err.contains(&format!("krm-catalog info: fetching {url}: "))
+            && err.contains(&format!(" of {size} bytes, ")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "krm-catalog info: fetched {url}: {size} bytes in "
+        )),
+        "{err}"
+    );
+    // Without -v (stderr is a pipe here): no progress.
+    let quiet = TestContext::new().with_ca(&tls.ca);
+    let out = quiet.run(&[], &input);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("fetching"), "{}", stderr(&out));
 }
