@@ -43,6 +43,8 @@ pub struct Service {
     pub file: Option<String>,
     /// Input item it was read from (inline catalogs).
     pub item: Option<usize>,
+    /// Its dependency depth (`spec.dependsOn`; 0 for none): its apply phase (SPEC §6.5).
+    pub phase: usize,
 }
 
 /// What a group/version/kind resolves to.
@@ -199,6 +201,7 @@ impl Catalog {
                         bundle: index,
                         file: entry.file,
                         item: entry.item,
+                        phase: 0,
                     },
                 );
             }
@@ -283,6 +286,7 @@ impl Catalog {
             catalog.by_id.insert(service.definition.id.clone(), index);
             catalog.services.push(service);
         }
+        super::depends::resolve(&mut catalog.services, &catalog.bundles, &mut errors);
         // KEP entries, in resolution order: a later catalog may replace a kind only with
         // catalogOverwrite.
         let mut kind_origin: HashMap<Gvk, usize> = HashMap::new();

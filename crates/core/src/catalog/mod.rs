@@ -6,6 +6,7 @@
 //! errors unless `catalogOverwrite` lets the later bundle replace the earlier entry.
 
 mod bundle;
+mod depends;
 pub mod kep;
 mod merge;
 pub mod schema;
