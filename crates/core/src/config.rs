@@ -29,6 +29,7 @@ pub const SETTING_KEYS: &[&str] = &[
     "functions",
     "offline",
     "unknownFields",
+    "applyOrder",
 ];
 /// Settings that any service object or `ServiceSet` item may carry for itself.
 pub const ITEM_SETTING_KEYS: &[&str] = &["clusterType", "cluster"];
@@ -49,6 +50,7 @@ pub const CONFIGMAP_KEYS: &[&str] = &[
     "allow-unpinned",
     "offline",
     "unknown-fields",
+    "apply-order",
 ];
 
 /// A catalog source with the field path it was configured at.
@@ -151,6 +153,32 @@ pub struct Settings {
     pub offline: bool,
     /// Fields of a service instance its schema does not declare: Strict | Warn | Prune.
     pub unknown_fields: UnknownFields,
+    /// What generated objects say about their apply order (SPEC §6.5).
+    pub apply_order: ApplyOrder,
+}
+
+/// `applyOrder`: how generated objects carry the dependencies of their services.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ApplyOrder {
+    /// Nothing beyond `service.phase` in the templates (the built-in catalog's sync waves).
+    #[default]
+    None,
+    /// `config.kubernetes.io/depends-on` on generated objects, for `kpt live apply`.
+    Kpt,
+}
+
+impl ApplyOrder {
+    /// The spellings, as the config writes them.
+    pub const NAMES: [&'static str; 2] = ["none", "kpt"];
+
+    /// Parse the config spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "none" => Some(Self::None),
+            "kpt" => Some(Self::Kpt),
+            _ => None,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -166,6 +194,7 @@ impl Default for Settings {
             functions: Functions::default(),
             offline: false,
             unknown_fields: UnknownFields::Strict,
+            apply_order: ApplyOrder::None,
         }
     }
 }
@@ -278,6 +307,9 @@ pub fn read_spec(spec: &Value, problems: &mut Vec<Problem>) -> Settings {
     }
     if let Some(mode) = r.one_of("unknownFields", &UnknownFields::NAMES) {
         settings.unknown_fields = UnknownFields::parse(&mode).unwrap_or_default();
+    }
+    if let Some(order) = r.one_of("applyOrder", &ApplyOrder::NAMES) {
+        settings.apply_order = ApplyOrder::parse(&order).unwrap_or_default();
     }
     if let Some(functions) = r.get("functions") {
         let path = r.field_path("functions");
@@ -678,6 +710,16 @@ fn read_configmap(config: &Value, problems: &mut Vec<Problem>) -> Settings {
                     ),
                 )),
             },
+            "apply-order" => match ApplyOrder::parse(text.trim()) {
+                Some(order) => s.apply_order = order,
+                None => problems.push(Problem::new(
+                    &path,
+                    format!(
+                        "Unsupported value: \"{}\": supported values: \"none\", \"kpt\"",
+                        text.trim()
+                    ),
+                )),
+            },
             "mode" => match text.trim() {
                 "run" => s.functions.mode = Mode::Run,
                 "pin" => s.functions.mode = Mode::Pin,
@@ -785,6 +827,7 @@ pub fn json_schema() -> Value {
                         },
                     },
                     "offline": {"type": "boolean", "default": false, "description": "Never touch the network; fail if anything is not cached."},
+                    "applyOrder": {"type": "string", "enum": ApplyOrder::NAMES, "default": "none", "description": "kpt: generated objects carry config.kubernetes.io/depends-on naming every object generated for the services their service depends on (spec.dependsOn), for kpt live apply. none: only service.phase (the built-in catalog's Argo CD sync waves)."},
                     "unknownFields": {"type": "string", "enum": UnknownFields::NAMES, "default": "Strict", "description": "Fields of a service's config (or instance) that its schema does not declare: Strict fails with `unknown field \"spec.config.x\"` (kubectl's default), Warn drops them with a warning, Prune drops them silently."},
                 },
             },
