@@ -78,7 +78,7 @@ fn or_else<'a>(s: &'a str, empty: &'a str) -> &'a str {
 
 fn key(object: &Value) -> Key {
     let api_version = str_at(object, &["apiVersion"]);
-    let (group, version) = crate::gvk::split_api_version(api_version);
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
     let kind = str_at(object, &["kind"]);
     let namespace = str_at(object, &["metadata", "namespace"]);
     let name = str_at(object, &["metadata", "name"]);

@@ -6,61 +6,44 @@
 
 use std::collections::HashMap;
 
-use super::CatalogError;
-use super::merge::{BundleInfo, Service};
 use crate::diagnostics::FieldPath;
+use crate::service::ServiceDefinition;
 
-/// Check every `dependsOn` of the merged `services` (sorted by ID) and set their phases.
-/// Unknown IDs and cycles are catalog errors at the file and `spec.dependsOn` entry of the
-/// service that names them.
-pub(super) fn resolve(
-    services: &mut [Service],
-    bundles: &[BundleInfo],
-    errors: &mut Vec<CatalogError>,
-) {
-    let index: HashMap<&str, usize> = services
+/// A problem with one service's `spec.dependsOn`: the service (index into the definitions),
+/// the field path, the message.
+pub(super) type Finding = (usize, FieldPath, String);
+
+/// Check every `dependsOn` of the merged definitions and compute their phases (in the same
+/// order). Unknown IDs are reported at their `spec.dependsOn` entry, each cycle once at the
+/// service of the cycle that comes first.
+pub(super) fn resolve(definitions: &[&ServiceDefinition]) -> (Vec<usize>, Vec<Finding>) {
+    let index: HashMap<&str, usize> = definitions
         .iter()
         .enumerate()
-        .map(|(i, s)| (s.definition.id.as_str(), i))
+        .map(|(i, d)| (d.id.as_str(), i))
         .collect();
-    let located = |service: &Service, e: CatalogError| {
-        let mut e = e.for_item(service.item);
-        e.file.clone_from(&service.file);
-        e
-    };
-    let label = |service: &Service| {
-        bundles
-            .get(service.bundle)
-            .map(|b| b.origin.label())
-            .unwrap_or_default()
-    };
-    let mut edges: Vec<Vec<usize>> = Vec::with_capacity(services.len());
-    for service in services.iter() {
+    let mut findings = Vec::new();
+    let mut edges: Vec<Vec<usize>> = Vec::with_capacity(definitions.len());
+    for (at, def) in definitions.iter().enumerate() {
         let mut known = Vec::new();
-        for (i, dep) in service.definition.depends_on.iter().enumerate() {
+        for (i, dep) in def.depends_on.iter().enumerate() {
             if let Some(&target) = index.get(dep.as_str()) {
                 known.push(target);
                 continue;
             }
             let hint = crate::suggest::hint(dep, index.keys().copied());
-            errors.push(located(
-                service,
-                CatalogError::new(
-                    &label(service),
-                    format!(
-                        "service \"{}\" depends on \"{dep}\", which no loaded catalog defines{hint}; name a service ID of a loaded catalog or remove the entry",
-                        service.definition.id
-                    ),
-                )
-                .at(FieldPath::parse("spec.dependsOn").index(i)),
+            findings.push((
+                at,
+                FieldPath::parse("spec.dependsOn").index(i),
+                format!(
+                    "service \"{}\" depends on \"{dep}\", which no loaded catalog defines{hint}; name a service ID of a loaded catalog or remove the entry",
+                    def.id
+                ),
             ));
         }
         edges.push(known);
     }
     let (phases, cycles) = walk(&edges);
-    for (service, phase) in services.iter_mut().zip(phases) {
-        service.phase = phase;
-    }
     for cycle in cycles {
         let Some(&first) = cycle.first() else {
             continue;
@@ -68,21 +51,18 @@ pub(super) fn resolve(
         let names: Vec<&str> = cycle
             .iter()
             .chain([&first])
-            .map(|&i| services[i].definition.id.as_str())
+            .map(|&i| definitions[i].id.as_str())
             .collect();
-        let service = &services[first];
-        errors.push(located(
-            service,
-            CatalogError::new(
-                &label(service),
-                format!(
-                    "spec.dependsOn forms a cycle: {}; a service cannot be applied before itself, remove one of these dependencies",
-                    names.join(" -> ")
-                ),
-            )
-            .at("spec.dependsOn"),
+        findings.push((
+            first,
+            FieldPath::parse("spec.dependsOn"),
+            format!(
+                "spec.dependsOn forms a cycle: {}; a service cannot be applied before itself, remove one of these dependencies",
+                names.join(" -> ")
+            ),
         ));
     }
+    (phases, findings)
 }
 
 /// Depth-first over the dependency edges, without recursion (a long chain must not exhaust the
