@@ -57,7 +57,7 @@ pub(super) fn resolve(definitions: &[&ServiceDefinition]) -> (Vec<usize>, Vec<Fi
             first,
             FieldPath::parse("spec.dependsOn"),
             format!(
-                "spec.dependsOn forms a cycle: {}; a service cannot be applied before itself, remove one of these dependencies",
+                "the services depend on each other in a cycle: {}; a service cannot be applied before itself, remove one of these dependencies",
                 names.join(" -> ")
             ),
         ));
