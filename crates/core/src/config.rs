@@ -710,6 +710,30 @@ mod unknown_fields_tests {
     use serde_json::json;
 
     #[test]
+    fn issue23_apply_order_setting() {
+        let typed = parse(Some(&json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"applyOrder": "kpt"}})));
+        assert_eq!(typed.settings.apply_order, ApplyOrder::Kpt);
+        assert!(typed.problems.is_empty(), "{:?}", typed.problems);
+        let cm = parse(Some(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "data": {"apply-order": "kpt"}})));
+        assert_eq!(cm.settings.apply_order, ApplyOrder::Kpt);
+        assert_eq!(parse(None).settings.apply_order, ApplyOrder::None);
+        let bad = parse(Some(&json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"applyOrder": "kpr"}})));
+        assert_eq!(
+            bad.problems[0].message,
+            "Unsupported value: \"kpr\": supported values: \"none\", \"kpt\" (did you mean \"kpt\"?)"
+        );
+        let bad = parse(Some(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "data": {"apply-order": "helm"}})));
+        assert_eq!(
+            bad.problems[0].message,
+            "Unsupported value: \"helm\": supported values: \"none\", \"kpt\""
+        );
+    }
+
+    #[test]
     fn issue8_unknown_fields_setting() {
         let typed = parse(Some(&json!({"apiVersion": API_VERSION, "kind": KIND,
             "spec": {"unknownFields": "Warn"}})));

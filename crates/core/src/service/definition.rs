@@ -611,6 +611,32 @@ mod tests {
     }
 
     #[test]
+    fn issue23_depends_on_lists_other_services_once() {
+        let with = |deps: Value| {
+            json!({"apiVersion": "kubara.io/v1alpha1", "kind": "ServiceDefinition",
+                "metadata": {"name": "app"}, "spec": {"chartPath": "app", "status": "enabled",
+                "dependsOn": deps}})
+        };
+        let def = parse(&with(json!(["db", "cache"]))).expect("valid");
+        assert_eq!(def.depends_on, ["db", "cache"]);
+        assert_eq!(
+            messages(&with(json!(["db", "app", "db", "Not_An_Id"]))),
+            [
+                "service \"app\" cannot depend on itself; remove \"app\" from spec.dependsOn",
+                "\"db\" is listed twice; list each service once",
+                "\"Not_An_Id\" is not a service ID (an rfc 1123 label that starts with a letter)",
+            ]
+        );
+        let many: Vec<String> = (0..=MAX_DEPENDS_ON).map(|i| format!("s{i}")).collect();
+        assert_eq!(
+            messages(&with(json!(many))),
+            ["Too many: 65 entries, at most 64 are allowed"]
+        );
+        let problems = parse(&with(json!("db"))).err().unwrap_or_default();
+        assert_eq!(problems[0].path.to_string(), "spec.dependsOn");
+    }
+
+    #[test]
     fn chart_paths_stay_inside_the_root() {
         let d = json!({"apiVersion": "kubara.io/v1alpha1", "kind": "ServiceDefinition",
             "metadata": {"name": "x"}, "spec": {"chartPath": "../etc", "status": "enabled"}});
