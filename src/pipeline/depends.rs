@@ -93,7 +93,11 @@ impl Record {
     /// Check the dependencies of every enabled single service object against the package and
     /// the catalog's defaults. Returns the identities of the objects that fail (their
     /// generated objects are dropped).
-    pub(super) fn check_singles(&self, catalog: &Catalog, results: &mut Results) -> HashSet<String> {
+    pub(super) fn check_singles(
+        &self,
+        catalog: &Catalog,
+        results: &mut Results,
+    ) -> HashSet<String> {
         let mut failed = HashSet::new();
         for single in &self.singles {
             let Some(service) = catalog.services().get(single.service) else {
@@ -133,7 +137,12 @@ impl Record {
                     def.id, def.id
                 ))
                 .about(&single.item);
-                if single.item.get("spec").and_then(|s| s.get("status")).is_some() {
+                if single
+                    .item
+                    .get("spec")
+                    .and_then(|s| s.get("status"))
+                    .is_some()
+                {
                     result = result.at("spec.status");
                 }
                 results.push(result);
@@ -184,9 +193,7 @@ pub(super) fn check_set(
             } else if listed(dep_id) == Some("disabled") {
                 format!("which this ServiceSet disables (`{dep_status}`); enable it")
             } else {
-                format!(
-                    "which is disabled by default; set `{dep_status}: enabled`"
-                )
+                format!("which is disabled by default; set `{dep_status}: enabled`")
             };
             let entry = FieldPath::parse("spec.services").key(&def.id);
             let (at, how) = if listed(&def.id) == Some("enabled") {
@@ -213,8 +220,7 @@ pub(super) fn check_set(
 /// How cli-utils names an object in `depends-on`: `group/namespaces/ns/Kind/name`, or
 /// `group/Kind/name` for an object without a namespace.
 fn reference(object: &Value) -> String {
-    let (group, _) =
-        crate::gvk::split_api_version(resource_list::str_at(object, &["apiVersion"]));
+    let (group, _) = crate::gvk::split_api_version(resource_list::str_at(object, &["apiVersion"]));
     let kind = resource_list::str_at(object, &["kind"]);
     let name = resource_list::str_at(object, &["metadata", "name"]);
     match resource_list::str_at(object, &["metadata", "namespace"]) {
@@ -233,11 +239,13 @@ pub(super) fn annotate(
     record: &Record,
     results: &mut Results,
 ) {
-    let service_of = |o: &Value| {
-        resource_list::annotation(o, SERVICE_ANNOTATION).map(str::to_owned)
+    let service_of =
+        |o: &Value| resource_list::annotation(o, SERVICE_ANNOTATION).map(str::to_owned);
+    let source_of = |o: &Value| {
+        resource_list::annotation(o, GENERATED_FROM)
+            .unwrap_or_default()
+            .to_owned()
     };
-    let source_of =
-        |o: &Value| resource_list::annotation(o, GENERATED_FROM).unwrap_or_default().to_owned();
     let mut from_set: HashMap<(String, String), Vec<String>> = HashMap::new();
     let mut anywhere: HashMap<String, Vec<String>> = HashMap::new();
     let mut unscoped: BTreeSet<String> = BTreeSet::new();
@@ -265,7 +273,12 @@ pub(super) fn annotate(
         };
         let source = source_of(object);
         let mut refs: Vec<String> = resource_list::annotation(object, DEPENDS_ON)
-            .map(|v| v.split(',').map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect())
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_owned())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
             .unwrap_or_default();
         for dep in &service.definition.depends_on {
             let found = if record.sets.contains(&source) {

@@ -611,7 +611,14 @@ impl Expander<'_, '_> {
             return Vec::new();
         }
         self.record.set(item, &statuses);
-        if !depends::check_set(item, catalog, &services, &statuses, cluster_type, self.results) {
+        if !depends::check_set(
+            item,
+            catalog,
+            &services,
+            &statuses,
+            cluster_type,
+            self.results,
+        ) {
             return Vec::new();
         }
         let render_scope = Scope {

@@ -141,17 +141,32 @@ mod tests {
     #[test]
     fn issue23_kustomize_legacy_order() {
         let input = [
-            obj("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", "", "v"),
+            obj(
+                "admissionregistration.k8s.io/v1",
+                "ValidatingWebhookConfiguration",
+                "",
+                "v",
+            ),
             obj("apps/v1", "Deployment", "a", "d"),
             obj("argoproj.io/v1alpha1", "Application", "argocd", "app"),
             obj("v1", "Service", "a", "s"),
             obj("v1", "Endpoints", "a", "e"),
             obj("cert-manager.io/v1", "ClusterIssuer", "", "ci"),
-            obj("apiextensions.k8s.io/v1", "CustomResourceDefinition", "", "crd"),
+            obj(
+                "apiextensions.k8s.io/v1",
+                "CustomResourceDefinition",
+                "",
+                "crd",
+            ),
             obj("v1", "ConfigMap", "b", "cm"),
             obj("v1", "ConfigMap", "a", "cm"),
             obj("v1", "Namespace", "", "a"),
-            obj("admissionregistration.k8s.io/v1", "MutatingWebhookConfiguration", "", "m"),
+            obj(
+                "admissionregistration.k8s.io/v1",
+                "MutatingWebhookConfiguration",
+                "",
+                "m",
+            ),
         ];
         assert_eq!(
             order(&input),

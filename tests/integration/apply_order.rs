@@ -37,7 +37,11 @@ fn order_problems(docs: &[Value]) -> Vec<String> {
                 .iter()
                 .find(|d| at(d, &["metadata", "namespace"]) == ns)
             {
-                problems.push(format!("{} comes after {} in it", describe(doc), describe(first)));
+                problems.push(format!(
+                    "{} comes after {} in it",
+                    describe(doc),
+                    describe(first)
+                ));
             }
         }
         if at(doc, &["kind"]) == "CustomResourceDefinition" {
@@ -47,7 +51,11 @@ fn order_problems(docs: &[Value]) -> Vec<String> {
                 at(d, &["kind"]) == kind
                     && at(d, &["apiVersion"]).rsplit_once('/').map(|(g, _)| g) == Some(group)
             }) {
-                problems.push(format!("{} comes after its resource {}", describe(doc), describe(first)));
+                problems.push(format!(
+                    "{} comes after its resource {}",
+                    describe(doc),
+                    describe(first)
+                ));
             }
         }
     }
@@ -127,15 +135,30 @@ fn issue23_render_puts_namespaces_and_crds_before_what_they_hold() {
         let docs = documents(&stdout(&out));
         assert!(!docs.is_empty(), "render {input} printed nothing");
         let problems = order_problems(&docs);
-        assert!(problems.is_empty(), "render {input}:\n{}", problems.join("\n"));
+        assert!(
+            problems.is_empty(),
+            "render {input}:\n{}",
+            problems.join("\n")
+        );
         checked += docs.len();
     }
     // The same package in the function's order breaks both rules: the check is not vacuous.
-    let out = ctx.run(&["render", "--order", "input", "-f", &pkg.display().to_string()], "");
+    let out = ctx.run(
+        &[
+            "render",
+            "--order",
+            "input",
+            "-f",
+            &pkg.display().to_string(),
+        ],
+        "",
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let problems = order_problems(&documents(&stdout(&out)));
     assert!(
-        problems.iter().any(|p| p.starts_with("Namespace/shop comes after"))
+        problems
+            .iter()
+            .any(|p| p.starts_with("Namespace/shop comes after"))
             && problems
                 .iter()
                 .any(|p| p.starts_with("CustomResourceDefinition/widgets.example.com")),
@@ -171,7 +194,10 @@ fn issue23_order_input_keeps_the_function_order() {
     );
     // The ServiceSet's objects follow in the function's order: argocd's Application, then its
     // Namespace (the standard pattern's template path order).
-    assert_eq!(input[4..6], ["Application/hub-1-argocd", "Namespace/argocd"]);
+    assert_eq!(
+        input[4..6],
+        ["Application/hub-1-argocd", "Namespace/argocd"]
+    );
     let sorted = kinds(&["render", "-f", &pkg]);
     assert_eq!(
         input.iter().collect::<BTreeSet<_>>(),
@@ -182,8 +208,16 @@ fn issue23_order_input_keeps_the_function_order() {
     let explicit = kinds(&["render", "--order", "kustomize", "-f", &pkg]);
     assert_eq!(sorted, explicit, "kustomize is the default");
     let out = ctx.run(&["render", "--order", "apply", "-f", &pkg], "");
-    assert_eq!(out.status.code(), Some(2), "an unknown order is a usage error");
-    assert!(stderr(&out).contains("[possible values: kustomize, input]"), "{}", stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an unknown order is a usage error"
+    );
+    assert!(
+        stderr(&out).contains("[possible values: kustomize, input]"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// Our order is `kubectl kustomize`'s, object for object, on the rendered built-in catalog and
@@ -195,7 +229,16 @@ fn issue23_render_order_is_kustomize_builds() {
     }
     let ctx = TestContext::new();
     let pkg = package(&ctx);
-    let out = ctx.run(&["render", "--order", "input", "-f", &pkg.display().to_string()], "");
+    let out = ctx.run(
+        &[
+            "render",
+            "--order",
+            "input",
+            "-f",
+            &pkg.display().to_string(),
+        ],
+        "",
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     ctx.write("k/resources.yaml", stdout(&out));
     ctx.write("k/kustomization.yaml", "resources:\n- resources.yaml\n");

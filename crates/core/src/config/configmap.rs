@@ -140,4 +140,3 @@ pub(super) fn read_configmap(config: &Value, problems: &mut Vec<Problem>) -> Set
     }
     s
 }
-

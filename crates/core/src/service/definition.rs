@@ -403,12 +403,16 @@ fn check_depends_on(id: &str, depends_on: &[String], problems: &mut Vec<Problem>
         if !is_rfc1123_label_starting_with_letter(dep) {
             problems.push(Problem::new(
                 path,
-                format!("\"{dep}\" is not a service ID (an rfc 1123 label that starts with a letter)"),
+                format!(
+                    "\"{dep}\" is not a service ID (an rfc 1123 label that starts with a letter)"
+                ),
             ));
         } else if dep == id {
             problems.push(Problem::new(
                 path,
-                format!("service \"{id}\" cannot depend on itself; remove \"{dep}\" from spec.dependsOn"),
+                format!(
+                    "service \"{id}\" cannot depend on itself; remove \"{dep}\" from spec.dependsOn"
+                ),
             ));
         } else if depends_on[..i].contains(dep) {
             problems.push(Problem::new(
