@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::admit::{Admission, admit_one};
 use super::classify::{Role, config_role};
+use super::depends::{self, Record};
 use super::output::{Provenance, drop_duplicates, generated_path, invalid_names, stamp};
 use crate::catalog::{Catalog, Service};
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
@@ -55,6 +56,7 @@ pub(super) fn expand(
         paths: HashMap::new(),
         produced: BTreeMap::new(),
         templates: HashMap::new(),
+        record: Record::default(),
     };
     let mut generated: Vec<Vec<Value>> = Vec::new();
     let mut expanded_sources: HashSet<String> = HashSet::new();
@@ -97,8 +99,21 @@ pub(super) fn expand(
         produced,
         templates,
         results,
+        record,
         ..
     } = expander;
+    // A single service object's dependencies are checked once every source has been seen.
+    let failed = record.check_singles(catalog, results);
+    if !failed.is_empty() {
+        for (item, objects) in items.iter().zip(generated.iter_mut()) {
+            if failed.contains(&resource_list::identity(item)) {
+                objects.clear();
+            }
+        }
+        if config_identity.as_ref().is_some_and(|c| failed.contains(c)) {
+            trailing.clear();
+        }
+    }
     for (bundle, (ids, objects)) in produced {
         if objects == 0
             && let Some(info) = catalog.bundles.get(bundle)
@@ -129,6 +144,11 @@ pub(super) fn expand(
             batches.push((cfg, &mut trailing));
         }
         drop_duplicates(passing, batches, &templates, results);
+    }
+    if fc.settings.apply_order == config::ApplyOrder::Kpt {
+        let mut batches: Vec<&mut Vec<Value>> = generated.iter_mut().collect();
+        batches.push(&mut trailing);
+        depends::annotate(&mut batches, catalog, &record, results);
     }
 
     Expansion {
@@ -203,6 +223,8 @@ struct Expander<'a, 'c> {
     produced: BTreeMap<usize, (Vec<String>, usize)>,
     /// The template of each generated object, by its file path and index (for messages).
     templates: HashMap<(String, String), String>,
+    /// What each source says about each service, for `dependsOn` (SPEC §6.5).
+    record: Record,
 }
 
 /// Why a catalog whose enabled services rendered produced nothing, and what to do.
@@ -426,6 +448,9 @@ impl Expander<'_, '_> {
                     return Vec::new();
                 }
             };
+        let cluster_type = scope.cluster_type.as_deref();
+        self.record
+            .single(item, index, prepared.status, cluster_type, catalog);
         if prepared.status == Status::Disabled {
             // An object of a service that is disabled by default renders nothing unless it
             // enables it: said, since an object written for nothing is most likely a mistake.
@@ -595,6 +620,17 @@ impl Expander<'_, '_> {
             }
         }
         if failed {
+            return Vec::new();
+        }
+        self.record.set(item, &statuses);
+        if !depends::check_set(
+            item,
+            catalog,
+            &services,
+            &statuses,
+            cluster_type,
+            self.results,
+        ) {
             return Vec::new();
         }
         let render_scope = Scope {

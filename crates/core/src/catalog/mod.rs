@@ -7,6 +7,7 @@
 
 mod bundle;
 mod charts;
+mod depends;
 pub mod kep;
 mod merge;
 pub mod schema;
