@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 
 use super::RuntimeError;
 use crate::catalog::kep::Platform;
+use crate::catalog_ref::RuntimeSource;
 use crate::remote::archive::{self, ArchiveError};
+use crate::remote::oci::RuntimeWant;
 use crate::remote::{Remote, RemoteError};
 use crate::verify::sha256_hex;
 
@@ -89,12 +91,19 @@ pub fn prepare(
         .sha256
         .as_deref()
         .ok_or_else(|| RuntimeError::NoSha256(platform.uri.clone()))?;
-    let binary = fetch_verified(&platform.uri, declared, remote, root, |bytes| {
-        extract(bytes, &platform.bin).map_err(|error| RuntimeError::Archive {
-            uri: platform.uri.clone(),
-            error,
-        })
-    })?;
+    let binary = fetch_verified(
+        &platform.uri,
+        declared,
+        remote,
+        root,
+        Some(platform),
+        |bytes| {
+            extract(bytes, &platform.bin).map_err(|error| RuntimeError::Archive {
+                uri: platform.uri.clone(),
+                error,
+            })
+        },
+    )?;
     install(&binary, remote)
 }
 
@@ -108,6 +117,7 @@ pub fn fetch_verified<T>(
     declared: &str,
     remote: &Remote,
     root: Option<&Path>,
+    platform: Option<&Platform>,
     accept: impl Fn(&[u8]) -> Result<T, RuntimeError>,
 ) -> Result<T, RuntimeError> {
     let declared = super::normalize_digest(declared)?;
@@ -115,7 +125,7 @@ pub fn fetch_verified<T>(
     if let Some(bytes) = remote.cache().get_blob(&hex) {
         return accept(&bytes);
     }
-    let download = fetch(uri, remote, root)?;
+    let download = fetch(uri, remote, root, platform)?;
     let got = sha256_hex(&download);
     if got != hex {
         return Err(RemoteError::Mismatch {
@@ -137,14 +147,71 @@ pub fn fetch_verified<T>(
 }
 
 /// Fetch a URI: `https://` (or loopback `http://`) through the network stack, `file://` from
-/// disk, confined to `root`, the root of the local catalog that names it (SPEC §7.3). A remote
-/// (or built-in) catalog has no root (`None`): it cannot name a file on this machine.
-pub fn fetch(uri: &str, remote: &Remote, root: Option<&Path>) -> Result<Vec<u8>, RuntimeError> {
-    if let Some(path) = uri.strip_prefix("file://") {
-        let path = resolve_file_uri(uri, path, root)?;
-        return Ok(fs_err::read(&path)?);
+/// disk, confined to `root`, the root of the local catalog that names it (SPEC §7.3), an
+/// `oci://` artifact (the layer for `platform`, this machine's when `None`, titled by its
+/// `bin`), or a file of a pinned Git commit (`git::<repo>//<path>?…&commit=<sha>`; a
+/// `file://` repository, like a `file://` URI, only inside `root`). A remote (or built-in)
+/// catalog has no root (`None`): it cannot name anything on this machine.
+pub fn fetch(
+    uri: &str,
+    remote: &Remote,
+    root: Option<&Path>,
+    platform: Option<&Platform>,
+) -> Result<Vec<u8>, RuntimeError> {
+    let source = RuntimeSource::parse(uri).map_err(|reason| RuntimeError::Source {
+        uri: uri.to_owned(),
+        reason,
+    })?;
+    match source {
+        RuntimeSource::File(_) => {
+            let path = uri.trim().trim_start_matches("file://");
+            let path = resolve_file_uri(uri, path, root)?;
+            Ok(fs_err::read(&path)?)
+        }
+        RuntimeSource::Url(url) => Ok(remote.fetch_url(&url)?),
+        RuntimeSource::Oci(_) => {
+            let (os, arch): (&str, &str) = match platform {
+                Some(p) => (&p.os, &p.arch),
+                None => this_platform(),
+            };
+            let want = RuntimeWant {
+                os,
+                arch,
+                bin: platform.map(|p| p.bin.as_str()),
+            };
+            let reference = uri.trim().trim_start_matches("oci://");
+            Ok(remote.fetch_oci_runtime(reference, want)?)
+        }
+        RuntimeSource::Git(mut source) => {
+            if let Some(dir) = source.url.strip_prefix("file://") {
+                let repository = local_repository(uri, dir, root)?;
+                source.url = format!("file://{}", repository.display());
+            }
+            Ok(remote.fetch_git_runtime(&source)?)
+        }
     }
-    Ok(remote.fetch_url(uri)?)
+}
+
+/// The directory of a `git::file://` repository: relative paths resolve against `root`, and
+/// the result, links resolved, must be inside it (as for `file://` URIs).
+fn local_repository(uri: &str, dir: &str, root: Option<&Path>) -> Result<PathBuf, RuntimeError> {
+    let fail = |reason: String| RuntimeError::GitFileNotLocal {
+        uri: uri.to_owned(),
+        reason,
+    };
+    let Some(root) = root else {
+        return Err(fail("the catalog is not local".to_owned()));
+    };
+    let root = fs_err::canonicalize(root)?;
+    let real = fs_err::canonicalize(root.join(dir)).map_err(|e| fail(format!("{dir}: {e}")))?;
+    if !real.starts_with(&root) || !real.is_dir() {
+        return Err(fail(format!(
+            "{} is not a directory inside {}",
+            real.display(),
+            root.display()
+        )));
+    }
+    Ok(real)
 }
 
 /// The regular file a `file://` URI names: relative paths resolve against `root`, and the
@@ -253,6 +320,15 @@ pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, ArchiveError> {
             }
         }
         return Err(ArchiveError::Missing(bin.to_owned()));
+    }
+    // An uncompressed tar: an OCI layer of type `application/vnd.oci.image.layer.v1.tar` that
+    // holds a file tree (a single file pushed by `oras push` is stored as itself).
+    if archive::is_tar(download) {
+        return archive::unpack_tar(download, &archive::Bounds::exec())?
+            .into_iter()
+            .find(|(n, _)| wanted(n))
+            .map(|(_, c)| c)
+            .ok_or_else(|| ArchiveError::Missing(bin.to_owned()));
     }
     Ok(download.to_vec())
 }

@@ -37,6 +37,15 @@ pub struct Fetched {
 /// A commit id and the catalog files of its subtree.
 type Tree = (String, Vec<(String, Vec<u8>)>);
 
+/// What to read from the commit at the source's `path`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Select {
+    /// The catalog files of the subtree (a catalog source).
+    Catalog,
+    /// The one file (an exec binary or a Starlark script, issue 23).
+    File,
+}
+
 /// The cache key of a commit's subtree (content-addressed by the commit id).
 fn commit_key(source: &GitRef, commit: &str) -> String {
     source.at_commit(commit)
@@ -113,9 +122,9 @@ pub fn load(
         });
     }
     let (commit, files) = if let Some(dir) = source.url.strip_prefix("file://") {
-        read_local(source, Path::new(dir))?
+        read_local(source, Path::new(dir), Select::Catalog)?
     } else {
-        fetch_remote(source, cache, credentials)?
+        fetch_remote(source, cache, credentials, Select::Catalog)?
     };
     if let Some(pin) = source.pin()
         && pin != commit
@@ -140,6 +149,40 @@ pub fn load(
         files,
         warning,
     })
+}
+
+/// The file at `source.path` in the commit `source` pins (an exec binary or a Starlark
+/// script, issue 23): fetched like a catalog (the same bounds, the isolated configuration,
+/// credentials only for their host), read from the object database (a link or a directory
+/// is refused), no larger than `KRM_CATALOG_MAX_DOWNLOAD_BYTES`. Not cached here: the caller
+/// verifies the bytes against the runtime's sha256 and caches them under it.
+pub fn load_file(source: &GitRef, cache: &Cache) -> Result<Vec<u8>, GitError> {
+    let url = source.display_url();
+    let Some(pin) = source.pin() else {
+        return Err(GitError::Fetch {
+            url,
+            reference: source.reference.clone(),
+            reason: "a runtime must pin its commit: add &commit=<full commit id>".to_owned(),
+        });
+    };
+    let (commit, files) = if let Some(dir) = source.url.strip_prefix("file://") {
+        read_local(source, Path::new(dir), Select::File)?
+    } else {
+        fetch_remote(source, cache, Credentials::Scoped, Select::File)?
+    };
+    if pin != commit {
+        return Err(GitError::Moved {
+            url,
+            reference: source.reference.clone(),
+            expected: pin.to_owned(),
+            got: commit,
+        });
+    }
+    files
+        .into_iter()
+        .next()
+        .map(|(_, bytes)| bytes)
+        .ok_or_else(|| fetch_error(source, "the commit has no such file"))
 }
 
 /// Load `source` as a bundle (problems in the bundle).
@@ -245,7 +288,7 @@ fn fetch_error(source: &GitRef, reason: impl std::fmt::Display) -> GitError {
 }
 
 /// A `file://` repository, opened in place: the ref resolved locally, no process spawned.
-fn read_local(source: &GitRef, dir: &Path) -> Result<Tree, GitError> {
+fn read_local(source: &GitRef, dir: &Path, select: Select) -> Result<Tree, GitError> {
     let repo = gix::open_opts(
         dir,
         gix::open::Options::isolated().config_overrides([alloc_limit()]),
@@ -273,7 +316,7 @@ fn read_local(source: &GitRef, dir: &Path) -> Result<Tree, GitError> {
             .map_err(|e| fetch_error(source, e))?
             .detach()
     };
-    read_commit(&repo, source, id)
+    read_commit(&repo, source, id, select)
 }
 
 /// A shallow fetch of the ref into a temporary bare repository, on a thread of its own that is
@@ -282,6 +325,7 @@ fn fetch_remote(
     source: &GitRef,
     cache: &Cache,
     credentials: Credentials,
+    select: Select,
 ) -> Result<Tree, GitError> {
     let url = source.display_url();
     if source.url.starts_with("http://") && !loopback(&source.url) {
@@ -298,7 +342,7 @@ fn fetch_remote(
     {
         let (source, dir, interrupt) = (source.clone(), dir.clone(), interrupt.clone());
         std::thread::spawn(move || {
-            let _ = tx.send(fetch_into(&source, &dir, &interrupt, credentials));
+            let _ = tx.send(fetch_into(&source, &dir, &interrupt, credentials, select));
         });
     }
     let started = Instant::now();
@@ -384,6 +428,7 @@ fn fetch_into(
     dir: &Path,
     interrupt: &AtomicBool,
     credentials: Credentials,
+    select: Select,
 ) -> Result<Tree, GitError> {
     // Why a server that asked for credentials got none, added to the error it then gives.
     let withheld = Arc::new(std::sync::Mutex::new(None::<String>));
@@ -528,7 +573,7 @@ fn fetch_into(
             reference: source.reference.clone(),
         });
     };
-    read_commit(&repo, source, id)
+    read_commit(&repo, source, id, select)
 }
 
 /// The `gitoxide.objects.allocLimit` override: no single allocation for an object's data (a
@@ -585,11 +630,13 @@ fn http_options(
     Ok(options)
 }
 
-/// The commit `id` (an annotated tag is peeled) and the files of its `path` subtree.
+/// The commit `id` (an annotated tag is peeled) and the files of its `path` subtree, or the
+/// one file at `path` ([`Select::File`]).
 fn read_commit(
     repo: &gix::Repository,
     source: &GitRef,
     id: gix::ObjectId,
+    select: Select,
 ) -> Result<Tree, GitError> {
     let e = |err: &dyn std::error::Error| fetch_error(source, chain(err));
     check_size(repo, source, id)?;
@@ -609,6 +656,10 @@ fn read_commit(
         total: 0,
         entries: 0,
     };
+    if select == Select::File {
+        let file = reader.file(tree.id, source.path.as_deref().unwrap_or_default())?;
+        return Ok((commit_id, vec![file]));
+    }
     let root = match &source.path {
         Some(path) => reader.descend(tree.id, path)?,
         None => tree.id,
@@ -736,6 +787,49 @@ impl TreeReader<'_> {
             tree = oid;
         }
         Ok(tree)
+    }
+
+    /// The file at `path` under `tree`: a blob (not a link, a directory or a submodule), no
+    /// larger than the download limit, read from the object database.
+    fn file(&self, tree: gix::ObjectId, path: &str) -> Result<(String, Vec<u8>), GitError> {
+        let (dir, name) = path.rsplit_once('/').unwrap_or(("", path));
+        let tree = if dir.is_empty() {
+            tree
+        } else {
+            self.descend(tree, dir)?
+        };
+        let Some((_, mode, oid)) = self
+            .entries(tree)?
+            .into_iter()
+            .find(|(entry, _, _)| entry == name)
+        else {
+            return Err(self.path_error(format!("does not exist in this commit (no \"{name}\")")));
+        };
+        if mode.is_link() {
+            return Err(self
+                .path_error("is a symbolic link (links are not followed); name the file itself"));
+        }
+        if mode.is_tree() || mode.is_commit() {
+            return Err(self.path_error("is a directory or a submodule, not a file"));
+        }
+        let size = self
+            .repo
+            .find_header(oid)
+            .map_err(|e| self.tree_error(e.to_string()))?
+            .size();
+        let limit = super::net::max_download_bytes() as u64;
+        if size > limit {
+            return Err(self.path_error(format!(
+                "is {size} bytes, more than {limit}; raise {} if this is expected",
+                crate::env::MAX_DOWNLOAD_BYTES
+            )));
+        }
+        check_size(self.repo, self.source, oid)?;
+        let blob = self
+            .repo
+            .find_blob(oid)
+            .map_err(|e| self.tree_error(e.to_string()))?;
+        Ok((path.to_owned(), blob.data.clone()))
     }
 
     /// Every catalog file (YAML, `.j2`) under `tree`, bounded like a bundle archive. Links

@@ -12,6 +12,7 @@ mod git_transport;
 pub mod net;
 mod netrc;
 pub mod oci;
+mod runtime;
 
 use std::cell::OnceCell;
 

@@ -162,6 +162,214 @@ impl Net {
     }
 }
 
+/// What an OCI artifact that carries a runtime must hold for this run: the platform whose
+/// manifest an image index answers with, and the file a layer's title may name.
+#[derive(Debug, Clone, Copy)]
+pub struct RuntimeWant<'a> {
+    /// The KEP's OS name (`linux`, `darwin`), the index's `platform.os`.
+    pub os: &'a str,
+    /// The KEP's architecture (`amd64`, `arm64`), the index's `platform.architecture`.
+    pub arch: &'a str,
+    /// The runtime's `bin`: the layer titled so (`org.opencontainers.image.title`, which
+    /// `oras push` writes), when the artifact has several.
+    pub bin: Option<&'a str>,
+}
+
+const TITLE: &str = "org.opencontainers.image.title";
+
+impl Net {
+    /// Pull the layer of an OCI artifact that holds an exec binary or a Starlark script (issue
+    /// 23): the manifest (verified against any digest in the reference), or the manifest for
+    /// `want`'s platform from an image index (verified against the index's descriptor), then
+    /// the one layer titled `want.bin` or the only layer, verified against its descriptor's
+    /// digest and size and bounded by the download limit. Any layer media type is accepted
+    /// (`oras push` writes `application/vnd.oci.image.layer.v1.tar` for a plain file, `+gzip`
+    /// for a directory, or whatever `file:type` says); the caller checks the runtime's sha256.
+    pub fn pull_runtime(
+        &self,
+        reference: &str,
+        want: RuntimeWant<'_>,
+    ) -> Result<Layer, FetchError> {
+        self.with_retries(|| self.pull_runtime_once(reference, want))
+    }
+
+    async fn pull_runtime_once(
+        &self,
+        reference: &str,
+        want: RuntimeWant<'_>,
+    ) -> Result<Layer, FetchError> {
+        let what = format!("oci://{reference}");
+        let parsed = OciRef::parse(reference)
+            .map_err(|e| FetchError::fatal(format!("{what}: not an OCI reference: {}", e.kind)))?;
+        let mut session = Session::new(self, what.clone(), &parsed);
+        let (bytes, hex, _) = session
+            .get(
+                &manifest_path(&parsed),
+                "manifest",
+                &[OCI_MANIFEST, DOCKER_MANIFEST, OCI_INDEX, DOCKER_LIST],
+                manifest_limit(),
+            )
+            .await?;
+        if let Some(pinned) = parsed.digest()
+            && pinned.hex() != hex
+        {
+            return Err(FetchError::fatal(format!(
+                "{what}: digest mismatch: expected {pinned}, the manifest is sha256:{hex}"
+            )));
+        }
+        let json = |bytes: &[u8], part: &str| {
+            serde_json::from_slice::<serde_json::Value>(bytes)
+                .map_err(|e| FetchError::fatal(format!("{what}: the {part} is not JSON: {e}")))
+        };
+        let mut manifest = json(&bytes, "manifest")?;
+        if let Some(list) = manifest
+            .get("manifests")
+            .and_then(serde_json::Value::as_array)
+        {
+            let digest = platform_manifest(&what, list, want)?;
+            let (bytes, got, _) = session
+                .get(
+                    &format!("manifests/{digest}"),
+                    &format!("manifest {digest}"),
+                    &[OCI_MANIFEST, DOCKER_MANIFEST],
+                    manifest_limit(),
+                )
+                .await?;
+            if format!("sha256:{got}") != digest {
+                return Err(FetchError::fatal(format!(
+                    "{what}: digest mismatch: the index names {digest}, the manifest is sha256:{got}"
+                )));
+            }
+            manifest = json(&bytes, "platform manifest")?;
+            if manifest.get("manifests").is_some() {
+                return Err(FetchError::fatal(format!(
+                    "{what}: the index for {}/{} names another index; push the binary as a manifest with one layer",
+                    want.os, want.arch
+                )));
+            }
+        }
+        let layer = runtime_layer(&what, &manifest, want.bin)?;
+        let one = serde_json::json!({ "layers": [layer] });
+        let mut layers = fetch_layers(&mut session, &what, &one, "runtime", |_| true).await?;
+        layers
+            .pop()
+            .ok_or_else(|| FetchError::fatal(format!("{what}: no runtime layer")))
+    }
+}
+
+/// The digest of the manifest an image index lists for `want`'s platform.
+fn platform_manifest(
+    what: &str,
+    list: &[serde_json::Value],
+    want: RuntimeWant<'_>,
+) -> Result<String, FetchError> {
+    let field = |m: &serde_json::Value, key: &str| {
+        m.get("platform")
+            .and_then(|p| p.get(key))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let Some(chosen) = list
+        .iter()
+        .find(|m| field(m, "os") == want.os && field(m, "architecture") == want.arch)
+    else {
+        let have: Vec<String> = list
+            .iter()
+            .take(16)
+            .map(|m| format!("{}/{}", field(m, "os"), field(m, "architecture")))
+            .collect();
+        return Err(FetchError::fatal(format!(
+            "{what}: the image index has no manifest for {}/{} (it has: {}); push one for this platform (`oras push --artifact-platform {}/{}`)",
+            want.os,
+            want.arch,
+            if have.is_empty() {
+                "none".to_owned()
+            } else {
+                have.join(", ")
+            },
+            want.os,
+            want.arch
+        )));
+    };
+    let digest = chosen
+        .get("digest")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    // The digest becomes part of a URL path: only a well-formed sha256 gets there.
+    if !digest
+        .strip_prefix("sha256:")
+        .is_some_and(crate::catalog_ref::is_sha256_hex)
+    {
+        return Err(FetchError::fatal(format!(
+            "{what}: the index's manifest digest \"{digest}\" is not sha256:<64 lowercase hex characters>"
+        )));
+    }
+    Ok(digest.to_owned())
+}
+
+/// The layer of a runtime artifact: the one titled `bin` (or ending in `/bin`), else the only
+/// one.
+fn runtime_layer(
+    what: &str,
+    manifest: &serde_json::Value,
+    bin: Option<&str>,
+) -> Result<serde_json::Value, FetchError> {
+    let layers = manifest
+        .get("layers")
+        .and_then(serde_json::Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let title = |l: &serde_json::Value| {
+        l.get("annotations")
+            .and_then(|a| a.get(TITLE))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let titled: Vec<&serde_json::Value> = match bin {
+        Some(bin) => layers
+            .iter()
+            .filter(|l| title(l).is_some_and(|t| t == bin || t.rsplit('/').next() == Some(bin)))
+            .collect(),
+        None => Vec::new(),
+    };
+    let chosen: &serde_json::Value = match (titled.as_slice(), layers) {
+        ([one], _) => one,
+        ([], [one]) => one,
+        ([], []) => {
+            return Err(FetchError::fatal(format!(
+                "{what}: the manifest has no layers; push the binary with `oras push REFERENCE FILE`"
+            )));
+        }
+        _ => {
+            let names: Vec<String> = layers
+                .iter()
+                .take(16)
+                .map(|l| title(l).unwrap_or_else(|| "(untitled)".to_owned()))
+                .collect();
+            return Err(FetchError::fatal(format!(
+                "{what}: {} layers ({}) and {}; name the file with bin, as the layer's {TITLE} annotation has it",
+                layers.len(),
+                names.join(", "),
+                match bin {
+                    Some(bin) => format!("not exactly one titled \"{bin}\""),
+                    None => "no file name to choose one by".to_owned(),
+                }
+            )));
+        }
+    };
+    let media_type = chosen
+        .get("mediaType")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    if media_type.ends_with("+zstd") {
+        return Err(FetchError::fatal(format!(
+            "{what}: the layer is {media_type}; zstd layers are not read: push the file itself, a .tar.gz or a .zip"
+        )));
+    }
+    Ok(chosen.clone())
+}
+
 /// Fetch the layers of `manifest` whose media type is `wanted` (`kind` names them), each checked against its
 /// descriptor (digest and size); together no larger than the download limit.
 async fn fetch_layers(
