@@ -21,7 +21,7 @@ pub enum RuntimeSource {
 }
 
 /// The sources the message of an unsupported one lists.
-pub const SOURCES: &str = "https://, file:// (local catalogs), oci://registry/repository@sha256:… (an OCI artifact) or git::https://host/repo//path/to/file?ref=<ref>&commit=<sha> (a file of a pinned Git commit)";
+pub const SOURCES: &str = "https://, file:// (local catalogs), oci://registry/repository[:tag][@sha256:…] (an OCI artifact) or git::https://host/repo//path/to/file?ref=<ref>&commit=<sha> (a file of a pinned Git commit)";
 
 impl RuntimeSource {
     /// Parse a runtime `uri` (or Starlark `url`); the error says what is wrong and what to
