@@ -491,6 +491,43 @@ mod tests {
         );
     }
 
+    /// Issue 23: a `git::file://` repository is, like a `file://` URI, only for local
+    /// catalogs, and only inside their root; an uncompressed tar layer is unpacked.
+    #[test]
+    fn issue23_git_file_repositories_stay_local_and_plain_tars_unpack() {
+        let dir = tempfile::tempdir().unwrap();
+        let remote = Remote::with_cache(
+            crate::remote::cache::Cache::at(dir.path().join("cache")),
+            false,
+        );
+        let uri = format!("git::file://repo//fn?commit={}", "a".repeat(40));
+        let err = fetch(&uri, &remote, None, None).unwrap_err().to_string();
+        assert!(err.contains("must be a directory inside the local catalog that names it (the catalog is not local)"), "{err}");
+        let root = dir.path().join("catalog");
+        fs_err::create_dir_all(&root).unwrap();
+        let outside = format!("git::file://../cache//fn?commit={}", "a".repeat(40));
+        fs_err::create_dir_all(dir.path().join("cache")).unwrap();
+        let err = fetch(&outside, &remote, Some(&root), None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is not a directory inside"), "{err}");
+
+        let mut tar = tar::Builder::new(Vec::new());
+        let mut header = tar::Header::new_gnu();
+        header.set_size(4);
+        header.set_mode(0o755);
+        header.set_cksum();
+        tar.append_data(&mut header, "bin/fn", &b"echo"[..])
+            .unwrap();
+        let tar = tar.into_inner().unwrap();
+        assert!(archive::is_tar(&tar));
+        assert_eq!(extract(&tar, "fn").unwrap(), b"echo");
+        assert!(matches!(
+            extract(&tar, "other"),
+            Err(ArchiveError::Missing(_))
+        ));
+    }
+
     #[test]
     fn issue11_pull_selects_this_the_named_or_every_platform() {
         let (os, arch) = this_platform();

@@ -814,6 +814,82 @@ fn registry_credentials(registry: &str) -> Option<(String, String)> {
 mod tests {
     use super::*;
 
+    /// Issue 23: the layer of a runtime artifact is the one titled `bin` (or `…/bin`), else
+    /// the only one; several and none titled so, no layers, or a zstd layer are errors that
+    /// say what to do. An index answers with the manifest of the wanted platform.
+    #[test]
+    fn issue23_runtime_layers_and_platform_manifests_are_chosen_by_title_and_platform() {
+        let layer = |title: &str, media: &str| {
+            serde_json::json!({"mediaType": media, "digest": format!("sha256:{}", "a".repeat(64)), "size": 1,
+                "annotations": {TITLE: title}})
+        };
+        let plain = "application/vnd.oci.image.layer.v1.tar";
+        let two = serde_json::json!({"layers": [layer("README.md", "text/markdown"), layer("dist/fn", plain)]});
+        assert_eq!(
+            runtime_layer("r", &two, Some("fn")).unwrap(),
+            two["layers"][1]
+        );
+        let err = runtime_layer("r", &two, Some("other")).unwrap_err().message;
+        assert_eq!(
+            err,
+            "r: 2 layers (README.md, dist/fn) and not exactly one titled \"other\"; name the file with bin, as the layer's org.opencontainers.image.title annotation has it"
+        );
+        assert!(
+            runtime_layer("r", &two, None)
+                .unwrap_err()
+                .message
+                .contains("no file name to choose one by")
+        );
+        let one = serde_json::json!({"layers": [layer("set_labels", "application/octet-stream")]});
+        assert_eq!(
+            runtime_layer("r", &one, Some("fn")).unwrap(),
+            one["layers"][0]
+        );
+        assert_eq!(runtime_layer("r", &one, None).unwrap(), one["layers"][0]);
+        assert!(
+            runtime_layer("r", &serde_json::json!({"layers": []}), Some("fn"))
+                .unwrap_err()
+                .message
+                .contains("has no layers")
+        );
+        let zstd = serde_json::json!({"layers": [layer("fn", "application/vnd.oci.image.layer.v1.tar+zstd")]});
+        assert!(
+            runtime_layer("r", &zstd, Some("fn"))
+                .unwrap_err()
+                .message
+                .contains("zstd layers are not read")
+        );
+
+        let entry = |os: &str, arch: &str, digest: &str| serde_json::json!({"mediaType": OCI_MANIFEST, "digest": digest, "size": 1, "platform": {"os": os, "architecture": arch}});
+        let (a, b) = (
+            format!("sha256:{}", "a".repeat(64)),
+            format!("sha256:{}", "b".repeat(64)),
+        );
+        let list = vec![entry("linux", "amd64", &a), entry("linux", "arm64", &b)];
+        let want = |os, arch| RuntimeWant {
+            os,
+            arch,
+            bin: None,
+        };
+        assert_eq!(
+            platform_manifest("r", &list, want("linux", "arm64")).unwrap(),
+            b
+        );
+        assert_eq!(
+            platform_manifest("r", &list, want("darwin", "arm64"))
+                .unwrap_err()
+                .message,
+            "r: the image index has no manifest for darwin/arm64 (it has: linux/amd64, linux/arm64); push one for this platform (`oras push --artifact-platform darwin/arm64`)"
+        );
+        let bad = vec![entry("linux", "amd64", "sha256:../../x")];
+        assert!(
+            platform_manifest("r", &bad, want("linux", "amd64"))
+                .unwrap_err()
+                .message
+                .contains("is not sha256:")
+        );
+    }
+
     #[test]
     fn challenges_are_parsed() {
         let (scheme, params) = parse_challenge(

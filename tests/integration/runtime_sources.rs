@@ -38,7 +38,11 @@ fn assert_ran(out: &Output) {
 fn assert_error(out: &Output, needle: &str) {
     let text = stdout(out);
     assert_eq!(out.status.code(), Some(1), "{text}\n{}", stderr(out));
-    assert!(stderr(out).contains(needle), "no {needle:?} in\n{}", stderr(out));
+    assert!(
+        stderr(out).contains(needle),
+        "no {needle:?} in\n{}",
+        stderr(out)
+    );
     assert!(text.contains("severity: error"), "{text}");
     assert!(text.contains("greeting: hello\n"), "{text}");
 }
@@ -137,7 +141,12 @@ fn issue23_exec_runtime_from_an_oci_artifact_layer_and_index() {
         other.0, other.1, mine.0, mine.1
     );
     let index = blob(dir2.path(), index.as_bytes());
-    push(dir2.path(), INDEX, &index, &format!("{reg}/fns/echo-multi:v1"));
+    push(
+        dir2.path(),
+        INDEX,
+        &index,
+        &format!("{reg}/fns/echo-multi:v1"),
+    );
 
     let by_digest = format!("oci://{reg}/fns/echo@{}", single.0);
     let by_tag = format!("oci://{reg}/fns/echo:v1");
@@ -148,10 +157,7 @@ fn issue23_exec_runtime_from_an_oci_artifact_layer_and_index() {
         (&multi, sha256_hex(&tgz)),
     ] {
         let pkg = TestContext::new();
-        pkg.write(
-            "catalog.yaml",
-            exec_catalog(uri, "echo-fn", Some(&sha256)),
-        );
+        pkg.write("catalog.yaml", exec_catalog(uri, "echo-fn", Some(&sha256)));
         let out = pkg.run(&["catalog", "lint", "catalog.yaml"], "");
         assert!(out.status.success(), "{uri}: {}", stderr(&out));
         assert_ran(&pkg.run(&[], &input("Echo", RUN_EXEC)));
@@ -212,7 +218,9 @@ fn issue23_exec_runtime_from_an_oci_artifact_layer_and_index() {
     let out = pkg.run(&["catalog", "pull", "catalog.yaml"], "");
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stdout(&out).contains(&format!("pulled exec binary of fn.acme.dev/v1/Echo for {os}/{arch} ({multi})")),
+        stdout(&out).contains(&format!(
+            "pulled exec binary of fn.acme.dev/v1/Echo for {os}/{arch} ({multi})"
+        )),
         "{}",
         stdout(&out)
     );
@@ -307,11 +315,20 @@ fn issue23_exec_runtime_from_a_pinned_git_commit() {
     );
     // A file the commit does not have; a directory.
     for (path, needle) in [
-        ("bin/missing", "path \"bin/missing\" does not exist in this commit (no \"missing\")"),
-        ("bin", "path \"bin\" is a directory or a submodule, not a file"),
+        (
+            "bin/missing",
+            "path \"bin/missing\" does not exist in this commit (no \"missing\")",
+        ),
+        (
+            "bin",
+            "path \"bin\" is a directory or a submodule, not a file",
+        ),
     ] {
         let uri = format!("git::{repo}//{path}?commit={commit}");
-        pkg.write("catalog.yaml", exec_catalog(&uri, "echo-fn", Some(&"c3".repeat(32))));
+        pkg.write(
+            "catalog.yaml",
+            exec_catalog(&uri, "echo-fn", Some(&"c3".repeat(32))),
+        );
         assert_error(&pkg.run(&[], &input("Echo", RUN_EXEC)), needle);
     }
 }
