@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use super::RuntimeError;
 use crate::catalog::kep::Platform;
 use crate::catalog_ref::RuntimeSource;
+use crate::remote::RuntimeWant;
 use crate::remote::archive::{self, ArchiveError};
-use crate::remote::oci::RuntimeWant;
 use crate::remote::{Remote, RemoteError};
 use crate::verify::sha256_hex;
 

@@ -33,7 +33,7 @@ impl RuntimeSource {
                 super::CatalogRefError::Git { field, message, .. } => {
                     format!("{field} {message}")
                 }
-                other => other.to_string(),
+                pin @ super::CatalogRefError::Pin { .. } => pin.to_string(),
             })?;
             if source.path.is_none() {
                 return Err(
