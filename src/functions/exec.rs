@@ -1,6 +1,7 @@
-//! Exec runtimes: pick the platform of this machine, fetch `uri` (HTTPS or `file://`), require
-//! its sha256, unpack `bin` from a `.tar.gz` or `.zip`, and keep the verified binary in the
-//! cache so a warm run needs no network.
+//! Exec runtimes: pick the platform of this machine, fetch `uri` (HTTPS, `file://`, an OCI
+//! artifact or a file of a pinned Git commit), require its sha256, unpack `bin` from a
+//! `.tar.gz`, a `.zip` or a tar layer, and keep the verified binary in the cache so a warm run
+//! needs no network.
 
 use std::path::{Path, PathBuf};
 
