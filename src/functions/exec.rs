@@ -165,7 +165,7 @@ pub fn fetch(
     })?;
     match source {
         RuntimeSource::File(_) => {
-            let path = uri.trim().trim_start_matches("file://");
+            let path = uri.trim().strip_prefix("file://").unwrap_or_default();
             let path = resolve_file_uri(uri, path, root)?;
             Ok(fs_err::read(&path)?)
         }

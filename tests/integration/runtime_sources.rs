@@ -374,3 +374,65 @@ fn issue23_lint_and_run_refuse_sources_a_run_cannot_fetch() {
         );
     }
 }
+
+/// Starlark scripts come the same ways (issue 23): a file of a pinned commit, and the only
+/// layer of an artifact; run without `allowExec`, cached under their sha256.
+#[test]
+fn issue23_starlark_scripts_from_a_git_commit_and_an_oci_artifact() {
+    let test = test_name!();
+    if !have("git", test) || !have("python3", test) || !crate::util::have_starlark(test) {
+        return;
+    }
+    const SCRIPT: &str = "ctx.resource_list[\"results\"] = [{\"message\": \"hello from the script\", \"severity\": \"info\"}]\n";
+    let hex = sha256_hex(SCRIPT.as_bytes());
+    let http = Server::git_http(None);
+    let dir = http.root().join("scripts");
+    fs_err::create_dir_all(&dir).expect("mkdir");
+    git(&dir, &["init", "-q"]);
+    fs_err::write(dir.join("hello.star"), SCRIPT).expect("write");
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "script"]);
+    let commit = git(&dir, &["rev-parse", "HEAD"]);
+    let mut urls = vec![format!(
+        "git::{}//hello.star?commit={commit}",
+        http.url("scripts")
+    )];
+    let registry = (have("docker-registry", test) && have("skopeo", test)).then(Registry::start);
+    let layout = tempfile::tempdir().expect("tempdir");
+    if let Some(registry) = &registry {
+        let manifest = artifact(
+            layout.path(),
+            &[(
+                "hello.star",
+                "application/vnd.acme.starlark",
+                SCRIPT.as_bytes(),
+            )],
+        );
+        let target = format!("{}/scripts/hello:v1", registry.addr);
+        push(layout.path(), MANIFEST, &manifest, &target);
+        urls.push(format!("oci://{target}"));
+    }
+    for url in urls {
+        let pkg = TestContext::new();
+        pkg.write(
+            "catalog.yaml",
+            format!(
+                "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionCatalog\nmetadata:\n  name: scripts\nspec:\n  krmFunctions:\n  - group: fn.acme.dev\n    names:\n      kind: Hello\n    versions:\n    - name: v1\n      runtime:\n        starlark: {{url: \"{url}\", sha256: {hex}}}\n"
+            ),
+        );
+        let out = pkg.run(&[], &input("Hello", "{mode: run}"));
+        assert!(
+            out.status.success(),
+            "{url}: {}\n{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        assert!(
+            stdout(&out).contains("message: hello from the script"),
+            "{}",
+            stdout(&out)
+        );
+        let offline = input("Hello", "{mode: run}").replace(ONLINE, OFFLINE);
+        assert!(pkg.run(&[], &offline).status.success(), "{url}: offline");
+    }
+}
