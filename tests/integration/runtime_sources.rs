@@ -375,6 +375,9 @@ fn issue23_lint_and_run_refuse_sources_a_run_cannot_fetch() {
     }
 }
 
+/// A script that reports one result.
+const SCRIPT: &str = "ctx.resource_list[\"results\"] = [{\"message\": \"hello from the script\", \"severity\": \"info\"}]\n";
+
 /// Starlark scripts come the same ways (issue 23): a file of a pinned commit, and the only
 /// layer of an artifact; run without `allowExec`, cached under their sha256.
 #[test]
@@ -383,7 +386,6 @@ fn issue23_starlark_scripts_from_a_git_commit_and_an_oci_artifact() {
     if !have("git", test) || !have("python3", test) || !crate::util::have_starlark(test) {
         return;
     }
-    const SCRIPT: &str = "ctx.resource_list[\"results\"] = [{\"message\": \"hello from the script\", \"severity\": \"info\"}]\n";
     let hex = sha256_hex(SCRIPT.as_bytes());
     let http = Server::git_http(None);
     let dir = http.root().join("scripts");
