@@ -20,6 +20,7 @@ mod layout;
 mod limits;
 mod orchestrators;
 mod remote;
+mod runtime_sources;
 mod runtimes;
 mod servers;
 mod starlark;
