@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 use serde_json::Value;
 
-use super::{CatalogArgs, CliError, ReadError, Stdout, load_for_command, report};
+use super::{CatalogArgs, CliError, ReadError, Stdout, load_for_command};
 use crate::logger::Level;
 use crate::pipeline::{self, RunContext};
 use crate::resource_list::ResourceList;
@@ -98,7 +98,7 @@ fn kubara(args: &KubaraArgs) -> Result<(), CliError> {
             ));
         }
     }
-    problems.extend(outside_cluster_type(&catalog, &imported.sets));
+    problems.extend(outside_cluster_type(&label, &catalog, &imported.sets));
     super::error::fail_on_errors(problems)?;
     let function_config = match &args.fn_config {
         None => None,
@@ -109,8 +109,8 @@ fn kubara(args: &KubaraArgs) -> Result<(), CliError> {
     };
     // Each set alone, as `render` will see it: generated objects of two clusters (the same
     // Namespace) must not meet in one run.
-    let mut failed = false;
-    for (_, set) in &imported.sets {
+    let mut found = Vec::new();
+    for (i, (name, set)) in imported.sets.iter().enumerate() {
         let outcome = pipeline::run(
             ResourceList {
                 items: vec![set.clone()],
@@ -119,23 +119,26 @@ fn kubara(args: &KubaraArgs) -> Result<(), CliError> {
             },
             &RunContext::default(),
         );
-        if outcome.results.has_errors() {
-            report(&outcome.results);
-            failed = true;
+        for result in outcome.results.sorted() {
+            if result.severity != Severity::Info {
+                found.push((result.severity, in_config(&label, i, name, &result)));
+            }
         }
     }
-    if failed {
-        crate::log!(
-            Level::Error,
-            "{label}: nothing written: the ServiceSets above do not render{}",
-            if args.fn_config.is_none() {
-                " (with the built-in catalog only: pass the function config that names your catalogs with --fn-config)"
-            } else {
-                ""
-            }
-        );
-        return Err(CliError::Reported);
+    if found.iter().any(|(s, _)| *s == Severity::Error) {
+        found.push((
+            Severity::Error,
+            format!(
+                "{label}: nothing written: the ServiceSets do not render{}",
+                if args.fn_config.is_none() {
+                    " with the built-in catalog alone (name the catalogs that define your services with --fn-config)"
+                } else {
+                    ""
+                }
+            ),
+        ));
     }
+    super::error::fail_on_errors(found)?;
     match &args.output {
         None => Stdout::print(&crate::yaml::emit_stream(
             imported.sets.iter().map(|(_, set)| set),
@@ -149,11 +152,12 @@ fn kubara(args: &KubaraArgs) -> Result<(), CliError> {
 /// kubara does since ADR-0003). Say so for each service that kubara would have deployed there
 /// and the set will not.
 fn outside_cluster_type(
+    label: &str,
     catalog: &crate::catalog::Catalog,
     sets: &[(String, Value)],
 ) -> Vec<(Severity, String)> {
     let mut out = Vec::new();
-    for (name, set) in sets {
+    for (i, (_, set)) in sets.iter().enumerate() {
         let cluster_type = set["spec"]["clusterType"].as_str();
         for service in catalog.services() {
             let def = &service.definition;
@@ -166,16 +170,36 @@ fn outside_cluster_type(
             out.push((
                 Severity::Warning,
                 format!(
-                    "ServiceSet {name}: service \"{}\" is not deployed on this {} cluster (its clusterTypes: {}), as kubara does since ADR-0003; kubara's ADR-0002 release deployed it: set spec.services.{}.status: enabled to keep it",
+                    "{label}: clusters[{i}].services: \"{}\" is left out on a {} cluster (its clusterTypes: {}), as kubara does since ADR-0003; kubara's ADR-0002 release deployed it: set its status: enabled to keep it",
                     def.id,
                     cluster_type.unwrap_or_default(),
                     def.cluster_types.join(", "),
-                    def.id
                 ),
             ));
         }
     }
     out
+}
+
+/// A result of rendering cluster `i`'s set, said where the user wrote it: a finding under
+/// `spec.services` is at `clusters[i].services` of the kubara file; any other (a template's,
+/// a catalog's) as the run says it.
+fn in_config(label: &str, i: usize, name: &str, result: &crate::results::KrmResult) -> String {
+    let ours = result
+        .resource_ref
+        .as_ref()
+        .is_some_and(|r| r.kind == "ServiceSet" && r.name == name);
+    match result.field.as_deref() {
+        Some(field) if ours && field.starts_with("spec.services") => {
+            let to = format!("clusters[{i}].services");
+            let field = field.replacen("spec.services", &to, 1);
+            let message = result
+                .message
+                .replace("\"spec.services.", &format!("\"{to}."));
+            format!("{label}: {field}: {message}")
+        }
+        _ => format!("{label}: clusters[{i}] (ServiceSet {name}): {result}"),
+    }
 }
 
 /// Read and parse the config, bounded as every input is.
