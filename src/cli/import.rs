@@ -193,9 +193,9 @@ fn in_config(label: &str, i: usize, name: &str, result: &crate::results::KrmResu
         Some(field) if ours && field.starts_with("spec.services") => {
             let to = format!("clusters[{i}].services");
             let field = field.replacen("spec.services", &to, 1);
-            let message = result
-                .message
-                .replace("\"spec.services.", &format!("\"{to}."));
+            // The message names the field too (`unknown field "spec.services.…"`, kube-openapi's
+            // `spec.services.… in body`).
+            let message = result.message.replace("spec.services.", &format!("{to}."));
             format!("{label}: {field}: {message}")
         }
         _ => format!("{label}: clusters[{i}] (ServiceSet {name}): {result}"),
