@@ -99,6 +99,12 @@ fn kubara(args: &KubaraArgs) -> Result<(), CliError> {
         }
     }
     problems.extend(outside_cluster_type(&label, &catalog, &imported.sets));
+    if imported.sets.is_empty() {
+        problems.push((
+            Severity::Warning,
+            format!("{label}: clusters: empty, nothing to import"),
+        ));
+    }
     super::error::fail_on_errors(problems)?;
     let function_config = match &args.fn_config {
         None => None,
@@ -216,7 +222,21 @@ fn read_config(path: &Path) -> Result<Value, CliError> {
         )
         .into());
     }
-    crate::yaml::parse(&text).map_err(|e| ReadError::in_file(path, e).into())
+    let docs = crate::yaml::parse_stream(&text).map_err(|e| ReadError::in_file(path, e))?;
+    let mut docs: Vec<Value> = docs
+        .into_iter()
+        .map(|d| d.value)
+        .filter(|v| !v.is_null())
+        .collect();
+    match docs.len() {
+        0 => Ok(Value::Null),
+        1 => Ok(docs.remove(0)),
+        n => Err(ReadError::in_file(
+            path,
+            format!("holds {n} YAML documents; a kubara config is one (version, clusters)"),
+        )
+        .into()),
+    }
 }
 
 /// Write `<name>.yaml` per set into `dir`: every existing file is named before anything is

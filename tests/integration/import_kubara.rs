@@ -270,3 +270,46 @@ fn issue23_import_kubara_output_dir_and_force() {
     // Nothing but the two files (no temporary file left behind).
     assert_eq!(fs_err::read_dir(written.path()).expect("dir").count(), 2);
 }
+
+/// Files that are not one kubara config, and names that cannot be a ServiceSet's: clear
+/// errors naming the file, nothing on stdout.
+#[test]
+fn issue23_import_kubara_refuses_what_it_cannot_import() {
+    let ctx = TestContext::new();
+    let cluster = "clusters: [{name: NAME, dnsName: a.example.com, argocd: {repo: {https: {customer: {url: 'https://g/c'}, managed: {url: 'https://g/m'}}}}}]\n";
+    let cases = [
+        (
+            "big.yaml",
+            "clusters: []\n".repeat(10),
+            "big.yaml: larger than 64 bytes (KRM_CATALOG_MAX_INPUT_BYTES)",
+        ),
+        (
+            "two.yaml",
+            "clusters: []\n---\nclusters: []\n".to_owned(),
+            "two.yaml: holds 2 YAML documents; a kubara config is one (version, clusters)",
+        ),
+        (
+            "list.yaml",
+            "- clusters: []\n".to_owned(),
+            "list.yaml: must be an object with clusters, not array",
+        ),
+        (
+            "name.yaml",
+            cluster.replace("NAME", "Hub_1"),
+            "name.yaml: clusters[0].name: Invalid value: \"Hub_1\": a cluster name becomes the ServiceSet's metadata.name and its file name",
+        ),
+    ];
+    for (file, text, needle) in cases {
+        ctx.write(file, &text);
+        // The bound is every input's (catalog files too): only the big file's case sets it low.
+        let limit: &[(&str, &str)] = if file == "big.yaml" {
+            &[("KRM_CATALOG_MAX_INPUT_BYTES", "64")]
+        } else {
+            &[]
+        };
+        let out = ctx.run_with(&["import", "kubara", file], "", limit);
+        assert_eq!(out.status.code(), Some(1), "{file}: {}", stderr(&out));
+        assert!(stdout(&out).is_empty(), "{file}");
+        assert!(stderr(&out).contains(needle), "{file}: {}", stderr(&out));
+    }
+}

@@ -586,7 +586,7 @@ mod tests {
         );
         assert_eq!(
             messages(convert(&json!([1]), &[])),
-            [": must be an object with clusters, not array"]
+            ["must be an object with clusters, not array"]
         );
     }
 
@@ -604,5 +604,74 @@ mod tests {
                 "clusters[1].name: Duplicate value: \"a\": each cluster becomes a ServiceSet and a file of that name",
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Values shaped like kubara configs (the keys it knows, some it does not, any type).
+    fn value() -> impl Strategy<Value = Value> {
+        let key = prop::sample::select(vec![
+            "version",
+            "clusters",
+            "name",
+            "type",
+            "services",
+            "status",
+            "config",
+            "argocd",
+            "repo",
+            "https",
+            "oci",
+            "managed",
+            "url",
+            "storageClassName",
+            "ingress",
+            "annotations",
+            "clusterIssuer",
+            "certManager",
+            "cert-manager",
+            "terraform",
+            "x",
+        ]);
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            prop::sample::select(vec![
+                "hub",
+                "worker",
+                "spoke",
+                "",
+                "v1alpha1",
+                "enabled",
+                "a.example.com"
+            ])
+            .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(5, 64, 6, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((key.clone(), inner), 0..6).prop_map(|kv| {
+                    Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+        /// No input panics the conversion; what it accepts is one object per cluster.
+        #[test]
+        fn issue23_no_config_panics_the_import(doc in value()) {
+            if let Ok(imported) = convert(&doc, &["velero"]) {
+                for (_, set) in imported.sets {
+                    prop_assert_eq!(&set["kind"], "ServiceSet");
+                }
+            }
+        }
     }
 }
