@@ -313,3 +313,65 @@ fn issue23_import_kubara_refuses_what_it_cannot_import() {
         assert!(stderr(&out).contains(needle), "{file}: {}", stderr(&out));
     }
 }
+
+/// The settings of a legacy kubara file reach the objects as kubara's values templates pass
+/// them on (`customer-service-catalog/helm/example/*/values.yaml.tplt` at 2d5d5a91): the
+/// cert-manager ClusterIssuer's name, email and server; Prometheus' `storageClassName` from
+/// kube-prometheus-stack's `storage.className`; `networking.annotations` on the Traefik Service.
+#[test]
+fn issue23_import_kubara_config_reaches_the_objects() {
+    let case = root().join("testdata/import/kubara-legacy-builtin-catalog");
+    let ctx = TestContext::new().in_dir(&case);
+    let written = tempfile::tempdir().expect("tempdir");
+    let to = written.path().to_string_lossy();
+    let out = ctx.run(
+        &[
+            "import",
+            "kubara",
+            "config.yaml",
+            "--fn-config",
+            "fn.yaml",
+            "-o",
+            &to,
+        ],
+        "",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let rendered = ctx.run(&["render", "--fn-config", "fn.yaml", &to], "");
+    assert_eq!(rendered.status.code(), Some(0), "{}", stderr(&rendered));
+    let objects: Vec<Value> = krm_catalog::yaml::parse_stream(&stdout(&rendered))
+        .expect("YAML")
+        .into_iter()
+        .map(|d| d.value)
+        .collect();
+    let find = |kind: &str, name: &str| {
+        objects
+            .iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {kind} {name}"))
+    };
+    let acme = &find("ClusterIssuer", "letsencrypt-prod")["spec"]["acme"];
+    assert_eq!(acme["email"], "platform@example.com");
+    assert_eq!(
+        acme["server"],
+        "https://acme-v02.api.letsencrypt.org/directory"
+    );
+    let values =
+        |app: &str| find("Application", app)["spec"]["source"]["helm"]["valuesObject"].clone();
+    let prometheus = values("hub-1-kube-prometheus-stack");
+    assert_eq!(
+        prometheus["prometheus"]["prometheusSpec"]["storageSpec"]["volumeClaimTemplate"]["spec"]["storageClassName"],
+        "metrics-rwo"
+    );
+    let traefik = values("hub-1-traefik");
+    assert_eq!(
+        traefik["service"]["annotations"]["service.beta.kubernetes.io/stackit-load-balancer-external-address"],
+        "203.0.113.10"
+    );
+    // external-dns, disabled in the file, renders nothing.
+    assert!(
+        !objects
+            .iter()
+            .any(|o| o["metadata"]["name"] == "hub-1-external-dns")
+    );
+}
