@@ -24,6 +24,12 @@ use crate::strict::{Problem, type_name};
 /// The only config version kubara's ADR-0002 schema accepts (`Config.Version`'s enum).
 pub const VERSION: &str = "v1alpha1";
 
+/// Said after a version other than [`VERSION`]: kubara's later formats (`v1alpha2`: the load
+/// balancer IPs under `services.metallb.config`; `v1alpha3`: `platform-components` and
+/// `platform-configs`; `v1alpha4`: per-cluster `catalogs` and `argocd.selfManaged`) are not
+/// read yet.
+const LATER_VERSIONS: &str = " (krm-catalog imports the config of kubara's ADR-0002 releases, v1alpha1 or without version; kubara's later formats are not read yet)";
+
 /// At most this many clusters in one file (each becomes a file of its own).
 pub const MAX_CLUSTERS: usize = 1000;
 
@@ -215,12 +221,13 @@ pub fn convert(doc: &Value, known_ids: &[&str]) -> Result<Imported, ImportError>
         ));
     }
     apply_defaults(&mut doc);
-    problems.extend(
-        schema
-            .validate(&doc)
-            .iter()
-            .map(|e| instance::field_problem(&FieldPath::root(), e)),
-    );
+    problems.extend(schema.validate(&doc).iter().map(|e| {
+        let mut p = instance::field_problem(&FieldPath::root(), e);
+        if p.path == FieldPath::root().key("version") && p.message.starts_with("Unsupported") {
+            p.message.push_str(LATER_VERSIONS);
+        }
+        p
+    }));
     let clusters = match doc.get("clusters") {
         Some(Value::Array(clusters)) => clusters.as_slice(),
         _ => &[],
@@ -565,7 +572,7 @@ mod tests {
                 "clusters[0].terraform.dns.email: Invalid value: \"nope\": clusters[0].terraform.dns.email in body must be of type email: \"nope\"",
                 "clusters[0].terraform.kubernetesVersion: Invalid value: \"v1.34\": clusters[0].terraform.kubernetesVersion in body should match '^[0-9]\\.[0-9]+(\\.[0-9]+)?$'",
                 "clusters[0].terraform.projectId: Invalid value: \"\": clusters[0].terraform.projectId in body should be at least 1 chars long",
-                "version: Unsupported value: \"v1alpha2\": supported values: \"v1alpha1\"",
+                "version: Unsupported value: \"v1alpha2\": supported values: \"v1alpha1\" (krm-catalog imports the config of kubara's ADR-0002 releases, v1alpha1 or without version; kubara's later formats are not read yet)",
             ]
         );
     }
