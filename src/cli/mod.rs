@@ -7,6 +7,7 @@ mod catalog_cmd;
 mod catalog_view;
 mod error;
 mod explain;
+mod import;
 mod render_cmd;
 
 use std::io::{Read as _, Write as _};
@@ -84,6 +85,9 @@ enum Command {
     /// Inspect and check catalogs
     #[command(subcommand)]
     Catalog(catalog_cmd::CatalogCommand),
+    /// Move in from another tool (kubara): its config into ServiceSets
+    #[command(subcommand)]
+    Import(import::ImportCommand),
     /// Print the version and the built-in catalog
     Version,
     /// Check a detached Ed25519 signature of a file, such as a release's (what `openssl
@@ -195,6 +199,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         None => function_mode(),
         Some(Command::Render(args)) => render_cmd::run(&args),
+        Some(Command::Import(command)) => import::run(&command),
         Some(Command::Schema {
             kind,
             function_catalog,

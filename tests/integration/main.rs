@@ -16,6 +16,7 @@ mod git;
 mod golden;
 mod hardening_local;
 mod hardening_net;
+mod import_kubara;
 mod layout;
 mod limits;
 mod orchestrators;

@@ -3,6 +3,7 @@
 
 pub mod definition;
 pub mod instance;
+pub mod kubara_config;
 pub mod legacy;
 
 pub use definition::{ServiceDefinition, Status};
