@@ -211,10 +211,7 @@ pub(super) fn drop_duplicates<'a, T: Fields + 'a>(
         if !generated.contains(&id) {
             continue;
         }
-        let from = match resource_list::file_of(item) {
-            Some(f) => format!("the input item {} (file {})", describe(item), f.path),
-            None => format!("the input item {}", describe(item)),
-        };
+        let from = format!("the input item {}", describe(item));
         seen.insert(id, Seen::Input(from));
     }
     let template_of = |object: &Value| -> String {
@@ -308,9 +305,15 @@ pub(super) fn drop_duplicates<'a, T: Fields + 'a>(
 fn describe<T: Fields + ?Sized>(item: &T) -> String {
     let kind = resource_list::str_at(item, &["kind"]);
     let name = resource_list::str_at(item, &["metadata", "name"]);
-    match resource_list::str_at(item, &["metadata", "namespace"]) {
+    let object = match resource_list::str_at(item, &["metadata", "namespace"]) {
         "" => format!("{kind} \"{name}\""),
         ns => format!("{kind} \"{ns}/{name}\""),
+    };
+    // Both sources of a duplicate are named with their files (issue 22): the result's own
+    // file is only one of them.
+    match resource_list::file_of(item) {
+        Some(file) => format!("{object} in {}", file.path),
+        None => object,
     }
 }
 
