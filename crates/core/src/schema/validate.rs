@@ -20,9 +20,6 @@ use crate::suggest;
 /// Keyword our Go-regexp `pattern` check is registered under (see `with_go_patterns`).
 const GO_PATTERN_KEYWORD: &str = "x-krm-go-pattern";
 
-/// Longest rendering of a value inside a field error message.
-const MAX_SHOWN_VALUE: usize = 64;
-
 /// A converted schema the validator compiler refuses (its message).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
@@ -334,18 +331,17 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-/// A bad value as `field.Error` prints it: strings quoted as Go's `%q`, numbers and booleans
-/// as `%v`, anything else as JSON (Go's `json.Marshal`: keys sorted); cut to about 64
-/// characters.
+/// A bad value as `field.Error.ErrorBody` prints it: strings quoted as Go's `%q`, numbers and
+/// booleans as `%v`, anything else as JSON (Go's `json.Marshal`: keys sorted); whole, as the
+/// apiserver shows it.
 pub(super) fn go_value(v: &Value) -> String {
-    let text = match v {
+    match v {
         Value::String(s) => go_quote(s),
         Value::Number(n) => go_number(n),
         Value::Bool(b) => b.to_string(),
         Value::Null => "null".to_owned(),
         Value::Array(_) | Value::Object(_) => sorted_json(v),
-    };
-    cut(text)
+    }
 }
 
 fn sorted_json(v: &Value) -> String {
@@ -380,15 +376,6 @@ fn go_float(f: f64) -> String {
     serde_json::Number::from_f64(f).map_or_else(|| f.to_string(), |n| go_number(&n))
 }
 
-fn cut(text: String) -> String {
-    if text.chars().count() <= MAX_SHOWN_VALUE {
-        return text;
-    }
-    let mut cut: String = text.chars().take(MAX_SHOWN_VALUE - 3).collect();
-    cut.push_str("...");
-    cut
-}
-
 /// Turn a JSON pointer into path segments, using the instance to tell keys from indexes.
 fn instance_path(pointer: &str, instance: &Value) -> FieldPath {
     let mut segments = FieldPath::root();
@@ -412,17 +399,6 @@ fn instance_path(pointer: &str, instance: &Value) -> FieldPath {
         }
     }
     segments
-}
-
-/// Compact JSON, cut to about 64 characters.
-pub(super) fn render_value(v: &Value) -> String {
-    let text = v.to_string();
-    if text.chars().count() <= MAX_SHOWN_VALUE {
-        return text;
-    }
-    let mut cut: String = text.chars().take(MAX_SHOWN_VALUE - 3).collect();
-    cut.push_str("...");
-    cut
 }
 
 /// The declared type as kube-openapi names it: the schema's `type` (a converted CRD schema
@@ -685,15 +661,16 @@ mod tests {
     }
 
     #[test]
-    fn long_values_are_truncated() {
+    fn long_values_are_shown_whole() {
+        // `field.Error.ErrorBody` prints the bad value as it is (envoy gateway's 124-character
+        // unix socket path comes back whole from the apiserver).
         let schema = obj(json!({"s": {"type": "string", "pattern": "^a"}}));
         let long = "x".repeat(100);
         let errs = errors(&schema, &json!({"s": long}));
-        let shown = format!("\"{}...", "x".repeat(60));
         assert_eq!(
             errs,
             [format!(
-                "s: Invalid value: {shown}: s in body should match '^a'"
+                "s: Invalid value: \"{long}\": s in body should match '^a'"
             )]
         );
     }
