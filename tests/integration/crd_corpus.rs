@@ -13,6 +13,8 @@ use std::path::{Path, PathBuf};
 
 use krm_catalog::catalog::{Bundle, Catalog, Origin};
 use krm_catalog::diagnostics::FieldPath;
+use krm_catalog::lint;
+use krm_catalog::render::Renderer;
 use krm_catalog::schema::defaulting;
 use krm_catalog::schema::{self, ConfigSchema};
 use krm_catalog::service::Schemas;
@@ -156,6 +158,18 @@ fn admit(v: &Version, obj: &Value) -> Result<Value, Vec<String>> {
 /// The `ServiceDefinition` each schema's `spec` is put into as its `configSchema`.
 const DEFINITION: &str = include_str!("../../testdata/crds/service-definition.yaml");
 
+/// The chart of each corpus service (its config as Helm values) and the template that
+/// renders it into a ConfigMap.
+const CHART: &str = "{{ config | tojson }}\n";
+const TEMPLATE: &str = r#"{%- set values %}{% include "charts/" ~ service.chartPath ~ "/_values.yaml.j2" %}{% endset -%}
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ service.id | tojson }}
+data:
+  values: {{ values | tojson }}
+"#;
+
 /// The same schema's `spec` as a kubara `ServiceDefinition` `configSchema`, loaded as a catalog.
 fn service_catalog(v: &Version) -> Catalog {
     let id = v.kind.to_lowercase();
@@ -165,7 +179,12 @@ fn service_catalog(v: &Version) -> Catalog {
     definition["spec"]["chartPath"] = json!(id);
     definition["spec"]["configSchema"] = spec_schema.clone();
     let text = yaml::emit(&definition);
-    let files = vec![("services/crd.yaml".to_owned(), text.as_bytes())];
+    // A template and chart that render the config, so lint renders every service.
+    let files = vec![
+        ("services/crd.yaml".to_owned(), text.as_bytes()),
+        ("templates/values.yaml.j2".to_owned(), TEMPLATE.as_bytes()),
+        (format!("charts/{id}/_values.yaml.j2"), CHART.as_bytes()),
+    ];
     let (catalog, errors) = Catalog::merge(
         vec![Bundle::from_files(Origin::Path(v.file.clone()), &files)],
         false,
@@ -228,10 +247,22 @@ fn issue8_every_corpus_schema_passes_the_structural_checks() {
             v.schema.warnings()
         );
     }
+    // Each lints (issue 22): `catalog lint`'s checks, a render with the defaults among them,
+    // find nothing worse than a warning (a required value without a default).
+    let mut lint_errors = Vec::new();
     for v in &versions {
         let catalog = service_catalog(v);
         assert_eq!(catalog.services().len(), 1, "{} {}", v.file, v.name);
+        let renderer = Renderer::new(&catalog);
+        let found = lint::lint(&renderer, &Schemas::new(), &serde_json::Map::new());
+        lint_errors.extend(
+            found
+                .iter()
+                .filter(|e| !e.is_warning())
+                .map(|e| format!("{} {}: {e}", v.file, v.name)),
+        );
     }
+    assert!(lint_errors.is_empty(), "{}", lint_errors.join("\n"));
 }
 
 #[test]
