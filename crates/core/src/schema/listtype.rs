@@ -81,7 +81,7 @@ fn list_map(path: &FieldPath, s: &Structural, list: &[Value], out: &mut Vec<Fiel
             path.index(i),
             format!(
                 "Invalid value: {}: must be an object for an array of list-type map",
-                super::validate::render_value(&list[i])
+                super::validate::go_value(&list[i])
             ),
         ));
         return;

@@ -3,6 +3,7 @@
 //!
 //! Imports `structural`, `formats` and `goregex`.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use jsonschema::error::{TypeKind, ValidationErrorKind};
@@ -19,9 +20,6 @@ use crate::suggest;
 
 /// Keyword our Go-regexp `pattern` check is registered under (see `with_go_patterns`).
 const GO_PATTERN_KEYWORD: &str = "x-krm-go-pattern";
-
-/// Longest rendering of a value inside a field error message.
-const MAX_SHOWN_VALUE: usize = 64;
 
 /// A converted schema the validator compiler refuses (its message).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -114,12 +112,61 @@ fn go_pattern_keyword<'a>(
 #[must_use]
 pub fn validate_with(validator: &Validator, schema: &Value, instance: &Value) -> Vec<FieldError> {
     let mut out = Vec::new();
+    let mut all_of = BTreeMap::new();
     for err in validator.iter_errors(instance) {
+        note_all_of(&err, &mut all_of);
         map_error(&err, schema, instance, &mut out);
+    }
+    // kube-openapi adds one composite error to the errors of the branches of a failed `allOf`
+    // (`schema_props.go`, `mustValidateAllSchemasMsg`); the crate reports the branches only.
+    // Written as the other composite errors are (see `map_error`).
+    for ((at, pointer), failed) in all_of {
+        let branches = schema
+            .pointer(&format!("{at}/allOf"))
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        let none = if failed.len() >= branches {
+            ". None validated"
+        } else {
+            ""
+        };
+        out.push(FieldError {
+            path: instance_path(&pointer, instance),
+            message: format!("Invalid value: \"\": must validate all the schemas (allOf){none}"),
+            in_body: None,
+        });
     }
     out.sort();
     out.dedup();
     out
+}
+
+/// Record which `allOf` branch an error comes from: the `allOf`'s schema location and the
+/// instance it applies to (the error's instance path, cut to the levels the schema path
+/// descends through before the `allOf`), with the branch's index.
+fn note_all_of(err: &ValidationError<'_>, acc: &mut BTreeMap<(String, String), BTreeSet<usize>>) {
+    let schema_path: Vec<&str> = err.schema_path().as_str().split('/').skip(1).collect();
+    let instance = err.instance_path().as_str().to_owned();
+    let instance: Vec<&str> = instance.split('/').skip(1).collect();
+    let (mut i, mut depth) = (0, 0);
+    while i < schema_path.len() {
+        match schema_path[i] {
+            "properties" | "patternProperties" => (i, depth) = (i + 2, depth + 1),
+            "additionalProperties" | "items" => (i, depth) = (i + 1, depth + 1),
+            "allOf" => {
+                if let Some(n) = schema_path.get(i + 1).and_then(|s| s.parse().ok()) {
+                    let pointer_of = |parts: &[&str]| -> String {
+                        parts.iter().flat_map(|s| ["/", s]).collect()
+                    };
+                    let at = pointer_of(&schema_path[..i]);
+                    let pointer = pointer_of(&instance[..depth.min(instance.len())]);
+                    acc.entry((at, pointer)).or_default().insert(n);
+                }
+                i += 2;
+            }
+            _ => i += 1,
+        }
+    }
 }
 
 /// Whether an error the apiserver counts as blocking CEL validation is among the errors
@@ -334,18 +381,17 @@ fn type_name(value: &Value) -> &'static str {
     }
 }
 
-/// A bad value as `field.Error` prints it: strings quoted as Go's `%q`, numbers and booleans
-/// as `%v`, anything else as JSON (Go's `json.Marshal`: keys sorted); cut to about 64
-/// characters.
+/// A bad value as `field.Error.ErrorBody` prints it: strings quoted as Go's `%q`, numbers and
+/// booleans as `%v`, anything else as JSON (Go's `json.Marshal`: keys sorted); whole, as the
+/// apiserver shows it.
 pub(super) fn go_value(v: &Value) -> String {
-    let text = match v {
+    match v {
         Value::String(s) => go_quote(s),
         Value::Number(n) => go_number(n),
         Value::Bool(b) => b.to_string(),
         Value::Null => "null".to_owned(),
         Value::Array(_) | Value::Object(_) => sorted_json(v),
-    };
-    cut(text)
+    }
 }
 
 fn sorted_json(v: &Value) -> String {
@@ -380,15 +426,6 @@ fn go_float(f: f64) -> String {
     serde_json::Number::from_f64(f).map_or_else(|| f.to_string(), |n| go_number(&n))
 }
 
-fn cut(text: String) -> String {
-    if text.chars().count() <= MAX_SHOWN_VALUE {
-        return text;
-    }
-    let mut cut: String = text.chars().take(MAX_SHOWN_VALUE - 3).collect();
-    cut.push_str("...");
-    cut
-}
-
 /// Turn a JSON pointer into path segments, using the instance to tell keys from indexes.
 fn instance_path(pointer: &str, instance: &Value) -> FieldPath {
     let mut segments = FieldPath::root();
@@ -412,17 +449,6 @@ fn instance_path(pointer: &str, instance: &Value) -> FieldPath {
         }
     }
     segments
-}
-
-/// Compact JSON, cut to about 64 characters.
-pub(super) fn render_value(v: &Value) -> String {
-    let text = v.to_string();
-    if text.chars().count() <= MAX_SHOWN_VALUE {
-        return text;
-    }
-    let mut cut: String = text.chars().take(MAX_SHOWN_VALUE - 3).collect();
-    cut.push_str("...");
-    cut
 }
 
 /// The declared type as kube-openapi names it: the schema's `type` (a converted CRD schema
@@ -685,15 +711,36 @@ mod tests {
     }
 
     #[test]
-    fn long_values_are_truncated() {
+    fn a_failed_all_of_adds_kube_openapis_composite_error() {
+        // envoy gateway's `bufferLimit`: two patterns under `allOf`, as int-or-string.
+        let schema = obj(json!({"b": {"x-kubernetes-int-or-string": true,
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "allOf": [{"pattern": "^[0-9]+[a-z]?$"}, {"pattern": "^[1-9]+[0-9]*([EPTGMK]i|[EPTGMk])?$"}]},
+            "l": {"type": "array", "items": {"type": "string", "allOf": [{"pattern": "^a"}, {"pattern": "b$"}]}}}));
+        assert_eq!(
+            errors(&schema, &json!({"b": "1m", "l": ["ab", "xy"]})),
+            [
+                r#"b: Invalid value: "": must validate all the schemas (allOf)"#,
+                r#"b: Invalid value: "1m": b in body should match '^[1-9]+[0-9]*([EPTGMK]i|[EPTGMk])?$'"#,
+                r#"l[1]: Invalid value: "": must validate all the schemas (allOf). None validated"#,
+                r#"l[1]: Invalid value: "xy": l[1] in body should match '^a'"#,
+                r#"l[1]: Invalid value: "xy": l[1] in body should match 'b$'"#,
+            ]
+        );
+        assert!(errors(&schema, &json!({"b": "10k", "l": ["ab"]})).is_empty());
+    }
+
+    #[test]
+    fn long_values_are_shown_whole() {
+        // `field.Error.ErrorBody` prints the bad value as it is (envoy gateway's 124-character
+        // unix socket path comes back whole from the apiserver).
         let schema = obj(json!({"s": {"type": "string", "pattern": "^a"}}));
         let long = "x".repeat(100);
         let errs = errors(&schema, &json!({"s": long}));
-        let shown = format!("\"{}...", "x".repeat(60));
         assert_eq!(
             errs,
             [format!(
-                "s: Invalid value: {shown}: s in body should match '^a'"
+                "s: Invalid value: \"{long}\": s in body should match '^a'"
             )]
         );
     }

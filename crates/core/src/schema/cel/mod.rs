@@ -428,6 +428,13 @@ fn describe(e: &ExecutionError) -> String {
         ExecutionError::UndeclaredReference(r) => {
             format!("undeclared reference to {}", quote(r))
         }
+        // `int('a')`: cel-go's `String.ConvertToType` drops strconv's error for its own.
+        ExecutionError::FunctionError { function, message }
+            if message.starts_with("string parse error")
+                && matches!(function.as_str(), "int" | "uint" | "double") =>
+        {
+            format!("type conversion error from 'string' to '{function}'")
+        }
         // Library messages may span lines (regex errors): one line in a result.
         other => other
             .to_string()
@@ -472,7 +479,7 @@ fn field_error(
         if omit {
             String::new()
         } else {
-            format!(": {}", super::validate::render_value(v))
+            format!(": {}", super::validate::go_value(v))
         }
     };
     let message = match reason {
@@ -666,6 +673,46 @@ mod tests {
         );
         // Absent and null values run no rule.
         assert!(errors(&schema, &json!({"l": null})).is_empty());
+    }
+
+    #[test]
+    fn string_conversion_errors_in_cel_gos_words() {
+        // karpenter's NodePool: `int(x.values[0])` on a value that is no integer.
+        let schema = obj(
+            json!({"v": {"type": "string"}}),
+            json!([
+                {"rule": "int(self.v) >= 0", "message": "must be a positive integer"},
+                {"rule": "uint(self.v) >= 0u"},
+                {"rule": "double(self.v) >= 0.0"},
+            ]),
+        );
+        assert_eq!(
+            errors(&schema, &json!({"v": "a"})),
+            [
+                "Invalid value: \"object\": type conversion error from 'string' to 'int' evaluating rule: must be a positive integer",
+                "Invalid value: \"object\": type conversion error from 'string' to 'uint' evaluating rule: uint(self.v) >= 0u",
+                "Invalid value: \"object\": type conversion error from 'string' to 'double' evaluating rule: double(self.v) >= 0.0",
+            ]
+        );
+        assert!(errors(&schema, &json!({"v": "12"})).is_empty());
+    }
+
+    #[test]
+    fn a_failed_rule_shows_a_scalar_as_field_error_prints_it() {
+        // Go's `%q`, whole: envoy gateway's unix socket path rule on a 124-character path.
+        let schema = obj(
+            json!({"p": {"type": "string", "x-kubernetes-validations": [
+                {"rule": "size(self) <= 108", "message": "unix domain socket path must not exceed 108 characters"}]}}),
+            json!([]),
+        );
+        let long = format!("/{}\t\u{1}", "p".repeat(120));
+        assert_eq!(
+            errors(&schema, &json!({"p": long})),
+            [format!(
+                "p: Invalid value: \"/{}\\t\\x01\": unix domain socket path must not exceed 108 characters",
+                "p".repeat(120)
+            )]
+        );
     }
 
     #[test]
