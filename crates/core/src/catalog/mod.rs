@@ -8,6 +8,7 @@
 mod bundle;
 pub mod kep;
 mod merge;
+pub mod requires;
 pub mod schema;
 
 pub use bundle::{Bundle, DefinitionEntry, FunctionEntry, Origin, StaticFile};

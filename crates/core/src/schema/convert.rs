@@ -38,7 +38,7 @@ fn convert(v: &Value) -> Value {
     for (k, val) in m {
         match k.as_str() {
             "nullable" | "default" | "example" | "externalDocs" => {}
-            _ if k.starts_with("x-kubernetes-") => {}
+            _ if k.starts_with("x-kubernetes-") || k == super::DEPRECATED_KEYWORD => {}
             "type" => {
                 out.insert(k.clone(), convert_type(Some(val), nullable, int_or_string));
             }

@@ -74,7 +74,24 @@ pub struct ServiceDefinition {
     pub templates: Vec<(String, String)>,
     /// Non-fatal findings (e.g. schema warnings), with paths relative to the document.
     pub warnings: Vec<Problem>,
+    /// `spec.deprecated` (with `spec.deprecationWarning`, KEP-5975 and CRD versions): the
+    /// warning every use of the service gets.
+    pub deprecation: Option<String>,
+    /// `spec.examples`: configs that must validate and render (`catalog lint` checks them).
+    pub examples: Vec<Example>,
 }
+
+/// One entry of `spec.examples`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Example {
+    /// `name`, if given (lint names the example by it, else by its index).
+    pub name: Option<String>,
+    /// `config`: the service's config, as a user writes it.
+    pub config: Value,
+}
+
+/// The most `spec.examples` a definition may carry (each is rendered by `catalog lint`).
+pub const MAX_EXAMPLES: usize = 64;
 
 impl ServiceDefinition {
     /// Whether the service applies to a cluster type (no cluster type: every service applies).
@@ -255,6 +272,9 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         "version",
         "names",
         "templates",
+        "deprecated",
+        "deprecationWarning",
+        "examples",
     ]);
     let chart_path = s.string("chartPath").unwrap_or_default();
     let status_text = s.string("status");
@@ -264,6 +284,9 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
     let names = s.get("names").cloned();
     let templates_value = s.object("templates").cloned();
     let schema_value = s.get("configSchema").cloned();
+    let deprecated = s.boolean("deprecated").unwrap_or(false);
+    let deprecation_warning = s.string("deprecationWarning");
+    let examples_value = s.get("examples").cloned();
 
     if chart_path.trim().is_empty() {
         problems.push(Problem::new("spec.chartPath", "missing spec.chartPath"));
@@ -356,6 +379,9 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         },
     };
 
+    let deprecation = deprecation_of(&id, deprecated, deprecation_warning, &mut problems);
+    let examples = examples_value.map_or_else(Vec::new, |v| parse_examples(&v, &mut problems));
+
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -370,7 +396,92 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         config_schema,
         templates,
         warnings,
+        deprecation,
+        examples,
     })
+}
+
+/// The warning of a deprecated service: its `deprecationWarning`, or the apiserver's default
+/// for a deprecated CRD version ("… is deprecated"). A warning without `deprecated: true` is
+/// refused, as apiextensions refuses `deprecationWarning` on a version that is not deprecated.
+fn deprecation_of(
+    id: &str,
+    deprecated: bool,
+    warning: Option<String>,
+    problems: &mut Vec<Problem>,
+) -> Option<String> {
+    match (deprecated, warning) {
+        (false, None) => None,
+        (false, Some(_)) => {
+            problems.push(Problem::new(
+                "spec.deprecationWarning",
+                "may only be set when spec.deprecated is true",
+            ));
+            None
+        }
+        (true, Some(w)) if w.trim().is_empty() || w.len() > 256 => {
+            problems.push(Problem::new(
+                "spec.deprecationWarning",
+                "must be between 1 and 256 characters (as a CRD version's deprecationWarning)",
+            ));
+            None
+        }
+        (true, Some(w)) => Some(format!("service \"{id}\" is deprecated: {w}")),
+        (true, None) => Some(format!("service \"{id}\" is deprecated")),
+    }
+}
+
+/// `spec.examples`: a list of `{name?, config}`, names unique.
+fn parse_examples(value: &Value, problems: &mut Vec<Problem>) -> Vec<Example> {
+    let Value::Array(list) = value else {
+        problems.push(Problem::new(
+            "spec.examples",
+            format!(
+                "must be a list of {{name, config}}, not {}",
+                crate::strict::type_name(value)
+            ),
+        ));
+        return Vec::new();
+    };
+    if list.len() > MAX_EXAMPLES {
+        problems.push(Problem::new(
+            "spec.examples",
+            format!(
+                "{} examples: at most {MAX_EXAMPLES} (each is rendered by catalog lint)",
+                list.len()
+            ),
+        ));
+        return Vec::new();
+    }
+    let mut examples: Vec<Example> = Vec::new();
+    for (i, entry) in list.iter().enumerate() {
+        let path = FieldPath::parse("spec.examples").index(i);
+        let mut r = Reader::new(entry, &path, problems);
+        r.deny_unknown(&["name", "config"]);
+        let name = r.string("name");
+        let config = entry.get("config").cloned().unwrap_or(Value::Null);
+        if !matches!(config, Value::Object(_)) {
+            problems.push(Problem::new(
+                path.key("config"),
+                format!(
+                    "must be the service's config (an object), not {}",
+                    crate::strict::type_name(&config)
+                ),
+            ));
+            continue;
+        }
+        if let Some(n) = &name
+            && examples.iter().any(|e| e.name.as_ref() == Some(n))
+        {
+            problems.push(Problem::new(
+                path.key("name"),
+                format!("duplicate example name \"{n}\""),
+            ));
+            continue;
+        }
+        examples.push(Example { name, config });
+    }
+    examples
 }
 
 fn schema_path(path: &FieldPath) -> FieldPath {

@@ -211,6 +211,13 @@ pub fn prepare(
         .and_then(Value::as_str)
         .and_then(Status::parse)
         .unwrap_or(def.status);
+    let mut warnings = warnings;
+    warnings.extend(super::deprecation::warnings(
+        def,
+        raw,
+        path,
+        status == Status::Enabled,
+    ));
     Ok(Instance {
         status,
         value,
