@@ -198,8 +198,50 @@ fn indent(text: &str, by: usize) -> String {
         .join("\n")
 }
 
+/// How deep `--recursive` goes (schemas are trees; this only bounds a pathological one).
+const MAX_RECURSIVE_DEPTH: usize = 64;
+
+/// The fields under `node` as `kubectl explain --recursive` lists them: one line each,
+/// `name<TAB><type>` with ` -required-`, indented two spaces per level, no descriptions.
+fn field_tree(node: &Value, depth: usize, out: &mut String) {
+    let node = node
+        .get("items")
+        .filter(|_| node.get("properties").is_none())
+        .unwrap_or(node);
+    let node = match node.get("additionalProperties") {
+        Some(ap @ Value::Object(_)) if node.get("properties").is_none() => ap,
+        _ => node,
+    };
+    let Some(props) = node.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    if depth >= MAX_RECURSIVE_DEPTH {
+        let _ = writeln!(out, "{}...", "  ".repeat(depth + 1));
+        return;
+    }
+    let required: Vec<&str> = node
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for (name, prop) in props {
+        let req = if required.contains(&name.as_str()) {
+            " -required-"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{}{name}\t<{}>{req}",
+            "  ".repeat(depth + 1),
+            type_of(prop)
+        );
+        field_tree(prop, depth + 1, out);
+    }
+}
+
 /// Run `explain`.
-pub fn run(target: &str, args: &CatalogArgs) -> Result<(), CliError> {
+pub fn run(target: &str, recursive: bool, args: &CatalogArgs) -> Result<(), CliError> {
     let catalog = load_for_command(args)?;
     let mut parts = target.split('.');
     let kind = parts.next().unwrap_or_default();
@@ -255,6 +297,11 @@ pub fn run(target: &str, args: &CatalogArgs) -> Result<(), CliError> {
         let _ = writeln!(out, "FIELD: {last} <{}>\n", type_of(node));
     }
     let _ = writeln!(out, "DESCRIPTION:\n{}\n", indent(&describe(node), 4));
+    if recursive {
+        let _ = writeln!(out, "FIELDS:");
+        field_tree(node, 0, &mut out);
+        return Stdout::print(&out);
+    }
     let fields_node = node
         .get("items")
         .filter(|_| node.get("properties").is_none())
