@@ -1,6 +1,7 @@
 //! The one integration-test binary (ripgrep style): golden cases, the CLI, the corpus, and
 //! end-to-end runs under kpt and kustomize when they are installed.
 
+mod authoring;
 mod catalog_cmd;
 mod cel;
 mod cli;
