@@ -87,9 +87,7 @@ pub(super) enum CatalogCommand {
         #[command(flatten)]
         render: super::lint_render::RenderArgs,
     },
-    /// Write a new team catalog into DIR (an empty or new directory): one service with a
-    /// commented schema, defaults, an enum, a CEL rule, a template and an example, which
-    /// `catalog lint` passes and renders
+    /// Write a new team catalog to start from into DIR (new or empty), which lint passes
     Init(super::catalog_init::InitArgs),
 }
 
@@ -131,7 +129,13 @@ pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
             standard_pattern,
             cluster,
             render,
-        } => catalog_lint(&paths, with_builtin, standard_pattern.as_deref(), &cluster, &render),
+        } => catalog_lint(
+            &paths,
+            with_builtin,
+            standard_pattern.as_deref(),
+            &cluster,
+            &render,
+        ),
         CatalogCommand::Init(args) => super::catalog_init::run(&args),
     }
 }
@@ -721,7 +725,7 @@ fn catalog_lint(
         let lend_only = pattern.is_some() && !with_builtin;
         let (catalog, mut problems) = Catalog::merge(bundles, lend_only);
         if render.wanted() {
-            return render.run(paths.len(), &catalog, &problems, &cluster_values, &bundle_label);
+            return render.run(paths.len(), &catalog, &problems, &cluster_values);
         }
         // Rendering a catalog that did not load cleanly would only repeat its errors.
         if !problems.iter().any(|e| !e.is_warning()) {

@@ -49,7 +49,10 @@ pub(super) fn run(args: &InitArgs) -> Result<(), CliError> {
     let files = [
         ("catalog.yaml".to_owned(), catalog_yaml(&name)),
         (format!("services/{id}.yaml"), definition),
-        (format!("charts/{id}/deployment.yaml.j2"), TEMPLATE.to_owned()),
+        (
+            format!("charts/{id}/deployment.yaml.j2"),
+            TEMPLATE.to_owned(),
+        ),
     ];
     let mut out = String::new();
     for (file, text) in &files {
@@ -93,7 +96,8 @@ fn catalog_name(dir: &Path) -> Result<String, CliError> {
 
 /// The service ID by the rules every ServiceDefinition is read with (its messages too).
 fn check_definition(id: &str, text: &str) -> Result<(), CliError> {
-    let doc = crate::yaml::parse(text).map_err(|e| CliError::Usage(format!("--service {id}: {e}")))?;
+    let doc =
+        crate::yaml::parse(text).map_err(|e| CliError::Usage(format!("--service {id}: {e}")))?;
     match crate::service::definition::parse(&doc) {
         // The ID must come back as given (no YAML of its own in it).
         Ok(def) if def.id == id => Ok(()),
@@ -105,7 +109,7 @@ fn check_definition(id: &str, text: &str) -> Result<(), CliError> {
             "--service {id}: {}",
             problems
                 .iter()
-                .find(|p| p.path.to_string() == "metadata.name")
+                .find(|p| p.path == "metadata.name")
                 .or(problems.first())
                 .map(|p| p.message.clone())
                 .unwrap_or_default()
@@ -133,7 +137,7 @@ fn service_yaml(catalog: &str, id: &str) -> String {
         .replace("{kind}", &kind)
 }
 
-const SERVICE: &str = r#"# A service of the {catalog} catalog. Users turn it on in a ServiceSet
+const SERVICE: &str = r"# A service of the {catalog} catalog. Users turn it on in a ServiceSet
 # (spec.services.{id}) or write one object of its kind:
 #
 #   apiVersion: services.krm-catalog.dev/v1alpha1
@@ -180,9 +184,9 @@ spec:
     config:
       tier: prod
       replicas: 3
-"#;
+";
 
-const TEMPLATE: &str = r#"{#- Rendered for every instance. The context: instance (its object's name and
+const TEMPLATE: &str = r"{#- Rendered for every instance. The context: instance (its object's name and
     metadata), service, config (defaulted and validated), cluster, catalog; see
     docs/reference/templates.md. -#}
 apiVersion: apps/v1
@@ -207,4 +211,4 @@ spec:
         image: {{ config.image | tojson }}
         ports:
         - containerPort: 8080
-"#;
+";

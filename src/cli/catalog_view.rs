@@ -404,7 +404,7 @@ fn fields(schema: &Value, prefix: &str) -> Vec<Field> {
                 .and_then(|d| d.lines().map(str::trim).find(|l| !l.is_empty()))
                 .map(str::to_owned),
             deprecated: sub
-                .get(crate::schema::DEPRECATED_KEYWORD)
+                .get(crate::service::deprecation::DEPRECATED_KEYWORD)
                 .and_then(Value::as_str)
                 .map(str::to_owned),
         })

@@ -51,16 +51,22 @@ impl RenderArgs {
             || !self.set_string.is_empty()
     }
 
-    /// Render the chosen service of the linted catalog (`linted`: its label) with the config
-    /// given; `problems` are the load's. `paths`: how many catalogs were named.
+    /// Render the chosen service of the linted catalog (the last one merged: a catalog that
+    /// lends it a pattern comes first) with the config given; `problems` are the load's.
+    /// `paths`: how many catalogs were named.
     pub(super) fn run(
         &self,
         paths: usize,
         catalog: &Catalog,
         problems: &[CatalogError],
         cluster: &Map<String, Value>,
-        linted: &str,
     ) -> Result<(), CliError> {
+        let linted = catalog
+            .bundles
+            .last()
+            .map(|b| b.origin.label())
+            .unwrap_or_default();
+        let linted = linted.as_str();
         if paths != 1 {
             return Err(CliError::Usage(
                 "--service, --values and --set render one service: name one catalog".to_owned(),
@@ -81,16 +87,13 @@ impl RenderArgs {
             .collect();
         let ids: Vec<&str> = own.iter().map(|s| s.definition.id.as_str()).collect();
         let service = match (&self.service, own.as_slice()) {
-            (Some(id), _) => own
-                .iter()
-                .find(|s| s.definition.id == *id)
-                .ok_or_else(|| {
-                    CliError::Usage(format!(
-                        "--service {id}: {linted} has no such service{} (it has: {})",
-                        crate::suggest::hint(id, ids.iter().copied()),
-                        ids.join(", ")
-                    ))
-                })?,
+            (Some(id), _) => own.iter().find(|s| s.definition.id == *id).ok_or_else(|| {
+                CliError::Usage(format!(
+                    "--service {id}: {linted} has no such service{} (it has: {})",
+                    crate::suggest::hint(id, ids.iter().copied()),
+                    ids.join(", ")
+                ))
+            })?,
             (None, [one]) => one,
             (None, _) => {
                 return Err(CliError::Usage(format!(
@@ -107,12 +110,12 @@ impl RenderArgs {
         let schemas = crate::service::Schemas::new();
         let cluster = Value::Object(cluster.clone());
         match lint::render_with(&renderer, &schemas, &cluster, service, &request) {
-            Ok(rendered) => {
-                for w in &rendered.warnings {
+            Ok(done) => {
+                for w in &done.warnings {
                     let _ = writeln!(err, "warning: service \"{id}\": {}: {}", w.path, w.message);
                 }
                 let mut out = String::new();
-                for g in &rendered.objects {
+                for g in &done.objects {
                     let _ = write!(
                         out,
                         "---\n# Source: {}\n{}",
@@ -123,10 +126,7 @@ impl RenderArgs {
                 Stdout::print(&out)
             }
             Err(Failed::Invalid(problems)) => {
-                for p in problems
-                    .iter()
-                    .filter(|p| p.message != crate::schema::CEL_NOT_CHECKED)
-                {
+                for p in &problems {
                     let _ = writeln!(err, "error: service \"{id}\": {}: {}", p.path, p.message);
                 }
                 Err(CliError::Reported)
@@ -212,9 +212,7 @@ pub(super) enum SetError {
     NoValue(String),
     #[error("empty key in \"{0}\"")]
     EmptyKey(String),
-    #[error(
-        "list indexes (\"{0}\") are not supported: give the list in a --values file"
-    )]
+    #[error("list indexes (\"{0}\") are not supported: give the list in a --values file")]
     Index(String),
     #[error("list values ({{…}}) are not supported: give the list in a --values file")]
     List,

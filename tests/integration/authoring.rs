@@ -64,7 +64,10 @@ fn team(ctx: &TestContext, web: &str) {
 #[test]
 fn issue23_catalog_init_then_lint_then_render() {
     let ctx = TestContext::new();
-    let out = ctx.run(&["catalog", "init", "team-catalog", "--service", "web-shop"], "");
+    let out = ctx.run(
+        &["catalog", "init", "team-catalog", "--service", "web-shop"],
+        "",
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
         stdout(&out).lines().take(3).collect::<Vec<_>>(),
@@ -82,7 +85,13 @@ fn issue23_catalog_init_then_lint_then_render() {
     );
     // The CEL rule of the scaffold holds in lint --set as in a run.
     let set = ctx.run(
-        &["catalog", "lint", "team-catalog", "--set", "tier=dev,replicas=2"],
+        &[
+            "catalog",
+            "lint",
+            "team-catalog",
+            "--set",
+            "tier=dev,replicas=2",
+        ],
         "",
     );
     assert_eq!(set.status.code(), Some(1));
@@ -113,7 +122,11 @@ fn issue23_catalog_init_then_lint_then_render() {
     // Never overwrite; the name follows the service ID rules.
     let again = ctx.run(&["catalog", "init", "team-catalog"], "");
     assert_eq!(again.status.code(), Some(2));
-    assert!(stderr(&again).contains("team-catalog is not empty"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("team-catalog is not empty"),
+        "{}",
+        stderr(&again)
+    );
     let bad = ctx.run(&["catalog", "init", "other", "--service", "Web_Shop"], "");
     assert_eq!(bad.status.code(), Some(2));
     assert!(
@@ -148,7 +161,8 @@ fn issue23_lint_checks_every_example() {
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
-        err.contains("rendering \"web\" with example 1: ") && err.contains("charts/web/deployment.yaml.j2:7"),
+        err.contains("rendering \"web\" with example 1: ")
+            && err.contains("charts/web/deployment.yaml.j2:7"),
         "{err}"
     );
 }
@@ -192,10 +206,22 @@ fn issue23_lint_set_renders_one_service() {
         stderr(&out)
     );
     let out = ctx.run(&["catalog", "lint", "team", "--service", "wbe"], "");
-    assert!(stderr(&out).contains("did you mean \"web\""), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("did you mean \"web\""),
+        "{}",
+        stderr(&out)
+    );
     // A value of the wrong type is the apiserver's message at its field.
     let out = ctx.run(
-        &["catalog", "lint", "team", "--service", "web", "--set-string", "replicas=3"],
+        &[
+            "catalog",
+            "lint",
+            "team",
+            "--service",
+            "web",
+            "--set-string",
+            "replicas=3",
+        ],
         "",
     );
     assert_eq!(out.status.code(), Some(1));
@@ -203,9 +229,24 @@ fn issue23_lint_set_renders_one_service() {
         stderr(&out),
         "error: service \"web\": config.replicas: Invalid value: \"string\": config.replicas in body must be of type integer: \"string\"\n"
     );
-    let out = ctx.run(&["catalog", "lint", "team", "--service", "web", "--set", "a[0]=1"], "");
+    let out = ctx.run(
+        &[
+            "catalog",
+            "lint",
+            "team",
+            "--service",
+            "web",
+            "--set",
+            "a[0]=1",
+        ],
+        "",
+    );
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("list indexes (\"a[0]\") are not supported"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("list indexes (\"a[0]\") are not supported"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// `--values` files merge in order (maps key by key), then `--set` wins.
@@ -218,8 +259,17 @@ fn issue23_lint_values_then_set() {
     ctx.write("prod.yaml", "labels:\n  tier: prod\n");
     let out = ctx.run(
         &[
-            "catalog", "lint", "team", "--service", "web", "-f", "base.yaml", "--values",
-            "prod.yaml", "--set", "replicas=4",
+            "catalog",
+            "lint",
+            "team",
+            "--service",
+            "web",
+            "-f",
+            "base.yaml",
+            "--values",
+            "prod.yaml",
+            "--set",
+            "replicas=4",
         ],
         "",
     );
@@ -229,7 +279,18 @@ fn issue23_lint_values_then_set() {
         "---\n# Source: charts/web/deployment.yaml.j2\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels:\n    team: a\n    tier: prod\nspec:\n  replicas: 4\n"
     );
     ctx.write("list.yaml", "- 1\n");
-    let out = ctx.run(&["catalog", "lint", "team", "--service", "web", "-f", "list.yaml"], "");
+    let out = ctx.run(
+        &[
+            "catalog",
+            "lint",
+            "team",
+            "--service",
+            "web",
+            "-f",
+            "list.yaml",
+        ],
+        "",
+    );
     assert_eq!(out.status.code(), Some(2));
     assert!(
         stderr(&out).contains("--values list.yaml: must be a map of config values, not a list")
@@ -244,7 +305,10 @@ fn issue23_lint_values_then_set() {
 #[test]
 fn issue23_catalog_requiring_a_newer_version_is_refused() {
     let ctx = TestContext::new();
-    team(&ctx, &WEB.replace("  - name: bad\n    config: {tier: dev, replicas: 2}\n", ""));
+    team(
+        &ctx,
+        &WEB.replace("  - name: bad\n    config: {tier: dev, replicas: 2}\n", ""),
+    );
     ctx.write(
         "team/catalog.yaml",
         "apiVersion: kubara.io/v1alpha1\nkind: Catalog\nmetadata:\n  name: team\nspec:\n  version: 1.0.0\n  requires:\n    krmCatalog: \">=99.1.0\"\n",
@@ -281,9 +345,7 @@ fn issue23_catalog_requiring_a_newer_version_is_refused() {
     let out = ctx.run(&["catalog", "lint", "team"], "");
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains(
-            "spec.requires.krmCatalog: \"newer\" is not a semver range ("
-        ),
+        stderr(&out).contains("spec.requires.krmCatalog: \"newer\" is not a semver range ("),
         "{}",
         stderr(&out)
     );
@@ -295,7 +357,14 @@ fn issue23_explain_recursive() {
     let ctx = TestContext::new();
     team(&ctx, WEB);
     let out = ctx.run(
-        &["explain", "Web.spec.config", "--recursive", "--no-builtin", "--catalog", "team"],
+        &[
+            "explain",
+            "Web.spec.config",
+            "--recursive",
+            "--no-builtin",
+            "--catalog",
+            "team",
+        ],
         "",
     );
     assert!(out.status.success(), "{}", stderr(&out));
@@ -306,12 +375,65 @@ fn issue23_explain_recursive() {
         ),
         "{text}"
     );
-    let out = ctx.run(&["explain", "Web", "--recursive", "--no-builtin", "--catalog", "team"], "");
+    let out = ctx.run(
+        &[
+            "explain",
+            "Web",
+            "--recursive",
+            "--no-builtin",
+            "--catalog",
+            "team",
+        ],
+        "",
+    );
     let text = stdout(&out);
     assert!(
         text.contains("FIELDS:\n  apiVersion\t<string> -required-\n  kind\t<string> -required-\n  metadata\t<Object> -required-\n    name\t<string> -required-\n"),
         "{text}"
     );
-    assert!(text.contains("\n  spec\t<Object>\n    status\t<string>\n"), "{text}");
-    assert!(text.contains("\n    config\t<Object>\n      replicas\t<integer>\n"), "{text}");
+    assert!(
+        text.contains("\n  spec\t<Object>\n    status\t<string>\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n    config\t<Object>\n      replicas\t<integer>\n"),
+        "{text}"
+    );
+}
+
+/// `catalog view` shows what is deprecated: services, config fields, KEP versions (text, and
+/// a `deprecated` field in `-o yaml|json` only where there is one).
+#[test]
+fn issue23_catalog_view_shows_deprecations() {
+    const ACME: &str = "testdata/golden/issue23-deprecations/acme";
+    let view = |args: &[&str]| {
+        let out = TestContext::new()
+            .in_repo_root()
+            .run(&[&["catalog", "view", ACME], args].concat(), "");
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+    };
+    let text = view(&[]);
+    for needle in [
+        "Deprecated services:\n  service \"legacy\" is deprecated: use podinfo instead; legacy is removed in acme 3.0\n",
+        "      color    string  The color of the page; DEPRECATED: color is ignored since 2.0; set theme instead\n",
+        "    Version v1beta1 (apiVersion: apps.acme.dev/v1beta1):\n      Deprecated:       apps.acme.dev/v1beta1 Podinfo is deprecated; use apps.acme.dev/v1 Podinfo\n",
+        "      Deprecated:       apps.acme.dev/v1alpha1 Legacy is deprecated\n",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&view(&["-o", "json"])).expect("json");
+    assert_eq!(
+        json["services"][0]["deprecated"],
+        "service \"legacy\" is deprecated: use podinfo instead; legacy is removed in acme 3.0"
+    );
+    assert!(json["services"][1].get("deprecated").is_none());
+    assert_eq!(
+        json["services"][1]["config"][1]["deprecated"],
+        "color is ignored since 2.0; set theme instead"
+    );
+    assert_eq!(
+        json["functions"][1]["versions"][0]["deprecated"],
+        "apps.acme.dev/v1alpha1 Legacy is deprecated"
+    );
 }

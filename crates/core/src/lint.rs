@@ -8,12 +8,12 @@ use serde_json::{Map, Value, json};
 use crate::catalog::{Catalog, CatalogError, Kind, Service};
 use crate::diagnostics::{FieldPath, PathSegment};
 use crate::render::{self, Generated, Renderer, Scope};
-use crate::template::RenderError;
 use crate::schema::CEL_NOT_CHECKED;
 use crate::service::Schemas;
 use crate::service::definition::{Status, example_value};
 use crate::service::instance;
 use crate::strict::Problem;
+use crate::template::RenderError;
 
 /// Render every service of the renderer's merged catalog as enabled, with default config and
 /// the given cluster values, and report what fails. Load errors are reported by the loader
@@ -103,7 +103,12 @@ pub fn lint_only(
         };
         if let Err(render_errors) = render_prepared(renderer, &cluster, service, &prepared) {
             for e in render_errors {
-                errors.push(render_error(&label, &service.definition.id, "its defaults", &e));
+                errors.push(render_error(
+                    &label,
+                    &service.definition.id,
+                    "its defaults",
+                    &e,
+                ));
             }
         }
         errors.extend(examples(renderer, schemas, &cluster, service, &label));
@@ -151,7 +156,14 @@ pub fn render_with(
         &FieldPath::root(),
         instance::UnknownFields::Strict,
     )
-    .map_err(|r| Failed::Invalid(r.errors))?;
+    .map_err(|r| {
+        // The rules not checked because of another error say nothing of their own.
+        let errors = r
+            .errors
+            .into_iter()
+            .filter(|p| p.message != CEL_NOT_CHECKED);
+        Failed::Invalid(errors.collect())
+    })?;
     let objects = render_prepared(renderer, cluster, service, &prepared).map_err(Failed::Render)?;
     Ok(Rendered {
         objects,
@@ -186,7 +198,10 @@ fn render_prepared(
 
 /// A template error of a test render, named by the template file and line.
 fn render_error(label: &str, id: &str, with: &str, e: &RenderError) -> CatalogError {
-    let mut err = CatalogError::new(label, format!("rendering \"{id}\" with {with}: {}", e.message));
+    let mut err = CatalogError::new(
+        label,
+        format!("rendering \"{id}\" with {with}: {}", e.message),
+    );
     err.file = Some(match e.line {
         Some(line) => format!("{}:{line}", e.template),
         None => e.template.clone(),
@@ -207,15 +222,15 @@ fn examples(
     let mut errors = Vec::new();
     for (i, example) in service.definition.examples.iter().enumerate() {
         let at = FieldPath::parse("spec.examples").index(i);
-        let named = example.name.as_ref().map_or_else(
-            || format!("example {i}"),
-            |n| format!("example \"{n}\""),
-        );
+        let named = example
+            .name
+            .as_ref()
+            .map_or_else(|| format!("example {i}"), |n| format!("example \"{n}\""));
         let request = json!({"status": "enabled", "config": example.config});
         match render_with(renderer, schemas, cluster, service, &request) {
             Ok(_) => {}
             Err(Failed::Invalid(problems)) => {
-                for p in problems.iter().filter(|p| p.message != CEL_NOT_CHECKED) {
+                for p in &problems {
                     let mut e = CatalogError::new(
                         label,
                         format!("{named} of \"{id}\" is invalid: {}", p.message),

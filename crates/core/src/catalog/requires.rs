@@ -117,7 +117,9 @@ mod tests {
         assert!(messages(">=0.1, <0.3", "0.2.5").is_empty());
         assert_eq!(
             messages(">=0.2.0", "0.1.0"),
-            ["spec.requires.krmCatalog: this catalog requires krm-catalog >=0.2.0, but this is krm-catalog 0.1.0: install krm-catalog 0.2.0 or later"]
+            [
+                "spec.requires.krmCatalog: this catalog requires krm-catalog >=0.2.0, but this is krm-catalog 0.1.0: install krm-catalog 0.2.0 or later"
+            ]
         );
         assert_eq!(
             messages(">0.2", "0.1.0")[0],
@@ -143,10 +145,21 @@ mod tests {
             "{m:?}"
         );
         let mut problems = Vec::new();
-        check_against(&json!({"requires": {"krmcatalog": ">=1"}}), "0.1.0", &mut problems);
-        assert!(problems[0].message.contains("did you mean \"krmCatalog\""), "{problems:?}");
+        check_against(
+            &json!({"requires": {"krmcatalog": ">=1"}}),
+            "0.1.0",
+            &mut problems,
+        );
+        assert!(
+            problems[0].message.contains("did you mean \"krmCatalog\""),
+            "{problems:?}"
+        );
         let mut problems = Vec::new();
-        check_against(&json!({"requires": {"krmCatalog": 2}}), "0.1.0", &mut problems);
+        check_against(
+            &json!({"requires": {"krmCatalog": 2}}),
+            "0.1.0",
+            &mut problems,
+        );
         assert_eq!(problems.len(), 1, "{problems:?}");
     }
 }

@@ -459,7 +459,13 @@ fn parse_examples(value: &Value, problems: &mut Vec<Problem>) -> Vec<Example> {
         let mut r = Reader::new(entry, &path, problems);
         r.deny_unknown(&["name", "config"]);
         let name = r.string("name");
-        let config = entry.get("config").cloned().unwrap_or(Value::Null);
+        let Some(config) = entry.get("config").cloned() else {
+            problems.push(Problem::new(
+                path.key("config"),
+                "missing config (the service's config, `{}` for its defaults)",
+            ));
+            continue;
+        };
         if !matches!(config, Value::Object(_)) {
             problems.push(Problem::new(
                 path.key("config"),
@@ -673,6 +679,58 @@ mod tests {
             "{m:?}"
         );
         assert!(m.contains(&"missing spec.chartPath".to_owned()));
+    }
+
+    /// Issue 23: `spec.deprecated` + `deprecationWarning` (as a CRD version) and
+    /// `spec.examples`, read strictly.
+    #[test]
+    fn issue23_deprecation_and_examples() {
+        let base = json!({"apiVersion": "kubara.io/v1alpha1", "kind": "ServiceDefinition",
+            "metadata": {"name": "old"}, "spec": {"chartPath": "old", "status": "enabled"}});
+        let mut d = base.clone();
+        d["spec"]["deprecated"] = json!(true);
+        assert_eq!(
+            parse(&d).unwrap().deprecation.as_deref(),
+            Some("service \"old\" is deprecated")
+        );
+        d["spec"]["deprecationWarning"] = json!("use new");
+        assert_eq!(
+            parse(&d).unwrap().deprecation.as_deref(),
+            Some("service \"old\" is deprecated: use new")
+        );
+        d["spec"]["deprecated"] = json!(false);
+        assert_eq!(
+            messages(&d),
+            ["may only be set when spec.deprecated is true"]
+        );
+        let mut d = base.clone();
+        d["spec"]["examples"] = json!([
+            {"name": "a", "config": {"x": 1}},
+            {"config": {}},
+            {"name": "a", "config": {}},
+            {"config": "x"},
+            {"name": "b", "confg": {}},
+        ]);
+        let found: Vec<String> = parse(&d)
+            .err()
+            .unwrap_or_default()
+            .iter()
+            .map(|p| format!("{}: {}", p.path, p.message))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "spec.examples[2].name: duplicate example name \"a\"",
+                "spec.examples[3].config: must be the service's config (an object), not string",
+                "spec.examples[4].confg: unknown field \"spec.examples[4].confg\" (did you mean \"config\"?)",
+                "spec.examples[4].config: missing config (the service's config, `{}` for its defaults)",
+            ]
+        );
+        let mut d = base;
+        d["spec"]["examples"] = json!([{"config": {"x": 1}}, {"name": "two", "config": {}}]);
+        let examples = parse(&d).unwrap().examples;
+        assert_eq!(examples.len(), 2);
+        assert_eq!(examples[1].name.as_deref(), Some("two"));
     }
 
     #[test]

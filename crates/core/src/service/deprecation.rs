@@ -7,13 +7,18 @@ use serde_json::Value;
 
 use super::definition::ServiceDefinition;
 use crate::diagnostics::FieldPath;
-use crate::schema::DEPRECATED_KEYWORD;
+pub use crate::schema::DEPRECATED_KEYWORD;
 use crate::strict::Problem;
 
 /// The warnings of one instance as the user wrote it (`raw`: before defaulting, so a default
 /// the catalog fills in never warns), at `path` (`spec`, `spec.services.<id>`). `enabled`:
 /// whether the instance renders (a disabled service is not used).
-pub fn warnings(def: &ServiceDefinition, raw: &Value, path: &FieldPath, enabled: bool) -> Vec<Problem> {
+pub fn warnings(
+    def: &ServiceDefinition,
+    raw: &Value,
+    path: &FieldPath,
+    enabled: bool,
+) -> Vec<Problem> {
     let mut out = Vec::new();
     if !enabled {
         return out;
@@ -69,10 +74,14 @@ mod tests {
                 "proto": {"type": "string", "x-krm-catalog-deprecated": "always TCP"}}}},
             "labels": {"type": "object", "additionalProperties": {"type": "string", "x-krm-catalog-deprecated": "use tags"}},
         }});
-        let value = json!({"new": "x", "old": "y", "ports": [{}, {"proto": "UDP"}], "labels": {"a": "b"}});
+        let value =
+            json!({"new": "x", "old": "y", "ports": [{}, {"proto": "UDP"}], "labels": {"a": "b"}});
         let mut out = Vec::new();
         fields(&schema, &value, &FieldPath::parse("spec.config"), &mut out);
-        let found: Vec<String> = out.iter().map(|p| format!("{}: {}", p.path, p.message)).collect();
+        let found: Vec<String> = out
+            .iter()
+            .map(|p| format!("{}: {}", p.path, p.message))
+            .collect();
         assert_eq!(
             found,
             [

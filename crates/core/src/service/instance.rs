@@ -407,6 +407,9 @@ pub fn admit_object(
             *value = m;
         }
     })?;
+    // The deprecated fields the object sets (before defaulting: a default never warns).
+    let mut warnings = warnings;
+    super::deprecation::fields(schema.raw(), object, &FieldPath::root(), &mut warnings);
     Ok(Admitted {
         value: Value::Object(value),
         warnings,
