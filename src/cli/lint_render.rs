@@ -256,19 +256,23 @@ pub(super) fn parse_set(text: &str, typed: bool) -> Result<Vec<(Vec<String>, Val
     Ok(out)
 }
 
-/// Helm `strvals.typedVal`: booleans, null, int64 without a leading zero; else a string.
+/// Helm `strvals.typedVal` (pkg/strvals/parser.go): `true`, `false` and `null` in any case,
+/// `0`, an int64 that does not start with `0`; else a string.
 fn typed_value(raw: &str) -> Value {
-    match raw {
-        "true" => return Value::Bool(true),
-        "false" => return Value::Bool(false),
-        "null" => return Value::Null,
-        "0" => return json!(0),
-        _ => {}
+    if raw.eq_ignore_ascii_case("true") {
+        return Value::Bool(true);
     }
-    let digits = raw.strip_prefix(['-', '+']).unwrap_or(raw);
-    if !digits.starts_with('0')
-        && !digits.is_empty()
-        && digits.bytes().all(|b| b.is_ascii_digit())
+    if raw.eq_ignore_ascii_case("false") {
+        return Value::Bool(false);
+    }
+    if raw.eq_ignore_ascii_case("null") {
+        return Value::Null;
+    }
+    if raw == "0" {
+        return json!(0);
+    }
+    if !raw.is_empty()
+        && !raw.starts_with('0')
         && let Ok(n) = raw.parse::<i64>()
     {
         return json!(n);
@@ -367,9 +371,9 @@ mod tests {
     #[test]
     fn issue23_set_types_values_as_helm_does() {
         assert_eq!(
-            config(&["a.b=c,n=10,t=true,f=false,z=0,lead=007,fl=1.5,neg=-3,s=\"x\""]).unwrap(),
+            config(&["a.b=c,n=10,t=TRUE,f=false,z=0,lead=007,fl=1.5,neg=-03,plus=+4,big=9223372036854775808,s=\"x\""]).unwrap(),
             json!({"a": {"b": "c"}, "n": 10, "t": true, "f": false, "z": 0, "lead": "007",
-                "fl": "1.5", "neg": -3, "s": "\"x\""})
+                "fl": "1.5", "neg": -3, "plus": 4, "big": "9223372036854775808", "s": "\"x\""})
         );
         assert_eq!(
             config(&["a.b=1", "a.c=2", "a.b=null"]).unwrap(),
