@@ -95,6 +95,11 @@ impl RenderArgs {
                 ))
             })?,
             (None, [one]) => one,
+            (None, []) => {
+                return Err(CliError::Usage(format!(
+                    "{linted} has no services to render (ServiceDefinitions go in services/)"
+                )));
+            }
             (None, _) => {
                 return Err(CliError::Usage(format!(
                     "{linted} has {} services: choose one with --service ({})",
