@@ -201,8 +201,11 @@ fn indent(text: &str, by: usize) -> String {
 /// How deep `--recursive` goes (schemas are trees; this only bounds a pathological one).
 const MAX_RECURSIVE_DEPTH: usize = 64;
 
-/// The fields under `node` as `kubectl explain --recursive` lists them: one line each,
-/// `name<TAB><type>` with ` -required-`, indented two spaces per level, no descriptions.
+/// The fields under `node` as `kubectl explain --recursive` lists them (kubectl's
+/// `plaintext.tmpl`, `fieldList` with `short`): one line each, `name<TAB><type>` with
+/// ` -required-` and an `enum:` line, indented two spaces per level, no descriptions; array
+/// items and map values are followed at the same level. In schema order, as `explain` lists
+/// fields here (kubectl sorts them by name).
 fn field_tree(node: &Value, depth: usize, out: &mut String) {
     let node = node
         .get("items")
@@ -230,12 +233,22 @@ fn field_tree(node: &Value, depth: usize, out: &mut String) {
         } else {
             ""
         };
-        let _ = writeln!(
-            out,
-            "{}{name}\t<{}>{req}",
-            "  ".repeat(depth + 1),
-            type_of(prop)
-        );
+        let pad = "  ".repeat(depth + 1);
+        let _ = writeln!(out, "{pad}{name}\t<{}>{req}", type_of(prop));
+        // kubectl's short enum line: the first four values, then `, ....`.
+        if let Some(values) = prop.get("enum").and_then(Value::as_array) {
+            let shown: Vec<String> = values
+                .iter()
+                .take(4)
+                .map(|v| match v {
+                    Value::String(s) if s.is_empty() => "\"\"".to_owned(),
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            let more = if values.len() > 4 { ", ...." } else { "" };
+            let _ = writeln!(out, "{pad}enum: {}{more}", shown.join(", "));
+        }
         field_tree(prop, depth + 1, out);
     }
 }

@@ -371,7 +371,7 @@ fn issue23_explain_recursive() {
     let text = stdout(&out);
     assert!(
         text.ends_with(
-            "FIELDS:\n  replicas\t<integer>\n  tier\t<string>\n  size\t<string>\n  labels\t<map[string]string>\n"
+            "FIELDS:\n  replicas\t<integer>\n  tier\t<string>\n  enum: dev, prod\n  size\t<string>\n  labels\t<map[string]string>\n"
         ),
         "{text}"
     );
@@ -388,11 +388,11 @@ fn issue23_explain_recursive() {
     );
     let text = stdout(&out);
     assert!(
-        text.contains("FIELDS:\n  apiVersion\t<string> -required-\n  kind\t<string> -required-\n  metadata\t<Object> -required-\n    name\t<string> -required-\n"),
+        text.contains("FIELDS:\n  apiVersion\t<string> -required-\n  enum: services.krm-catalog.dev/v1alpha1\n  kind\t<string> -required-\n  enum: Web\n  metadata\t<Object> -required-\n    name\t<string> -required-\n"),
         "{text}"
     );
     assert!(
-        text.contains("\n  spec\t<Object>\n    status\t<string>\n"),
+        text.contains("\n  spec\t<Object>\n    status\t<string>\n    enum: enabled, disabled\n"),
         "{text}"
     );
     assert!(
