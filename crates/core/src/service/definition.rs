@@ -79,6 +79,9 @@ pub struct ServiceDefinition {
     pub deprecation: Option<String>,
     /// `spec.examples`: configs that must validate and render (`catalog lint` checks them).
     pub examples: Vec<Example>,
+    /// Whether its config schema marks any field deprecated (so instances of the many
+    /// services that mark none are not walked for it).
+    pub deprecated_fields: bool,
 }
 
 /// One entry of `spec.examples`.
@@ -361,6 +364,9 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         }
     }
 
+    let deprecated_fields = schema_value
+        .as_ref()
+        .is_some_and(super::deprecation::marks_any);
     let config_schema = match schema_value {
         None => None,
         Some(raw) => match ConfigSchema::parse(&raw) {
@@ -398,6 +404,7 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         warnings,
         deprecation,
         examples,
+        deprecated_fields,
     })
 }
 

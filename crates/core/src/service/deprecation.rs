@@ -26,10 +26,21 @@ pub fn warnings(
     if let Some(w) = &def.deprecation {
         out.push(Problem::new(path, w.clone()));
     }
-    if let (Some(schema), Some(config)) = (&def.config_schema, raw.get("config")) {
+    if let (Some(schema), Some(config), true) =
+        (&def.config_schema, raw.get("config"), def.deprecated_fields)
+    {
         fields(schema.raw(), config, &path.key("config"), &mut out);
     }
     out
+}
+
+/// Whether a schema marks any field deprecated, anywhere in it.
+pub fn marks_any(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => map.contains_key(DEPRECATED_KEYWORD) || map.values().any(marks_any),
+        Value::Array(list) => list.iter().any(marks_any),
+        _ => false,
+    }
 }
 
 /// The deprecated fields set in `value`, following its schema's `properties`,
