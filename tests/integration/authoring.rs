@@ -436,4 +436,15 @@ fn issue23_catalog_view_shows_deprecations() {
         json["functions"][1]["versions"][0]["deprecated"],
         "apps.acme.dev/v1alpha1 Legacy is deprecated"
     );
+    // Editors (yaml-language-server) show the field's warning too.
+    let out = TestContext::new().in_repo_root().run(
+        &["schema", "Podinfo", "--no-builtin", "--catalog", ACME],
+        "",
+    );
+    assert!(
+        stdout(&out)
+            .contains("\"deprecationMessage\": \"color is ignored since 2.0; set theme instead\""),
+        "{}",
+        stdout(&out)
+    );
 }
