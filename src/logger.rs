@@ -55,6 +55,12 @@ pub fn write(level: Level, args: std::fmt::Arguments<'_>) {
     }
 }
 
+/// A progress line on stderr, whatever the level: the caller decides when it is wanted.
+pub fn progress(args: std::fmt::Arguments<'_>) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr().lock(), "krm-catalog info: {args}");
+}
+
 /// `log!(Level::Info, "loaded {n} services")`.
 #[macro_export]
 macro_rules! log {

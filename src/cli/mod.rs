@@ -8,6 +8,7 @@ mod catalog_init;
 mod catalog_view;
 mod error;
 mod explain;
+mod import;
 mod lint_render;
 mod render_cmd;
 
@@ -45,8 +46,8 @@ into manifests placed next to them. Every other item passes through untouched.
 
 The function config is a `krm-catalog.dev/v1alpha1 ResolveCatalog`, a kpt ConfigMap
 (keys: catalogs, trusted-catalogs, builtin, catalog-overwrite, cluster-type, offline,
-unknown-fields, mode, allow-exec, allow-inline-exec, allow-network, container-engine,
-verify-tags, allow-unpinned, cluster.<key>), or a
+unknown-fields, apply-order, mode, allow-exec, allow-inline-exec, allow-network,
+container-engine, verify-tags, allow-unpinned, cluster.<key>), or a
 ServiceSet/service object carrying the same settings in its spec.
 
 Exit codes: 0 success (warnings allowed); 1 error results or unreadable input; 2 usage error.";
@@ -90,6 +91,9 @@ enum Command {
     /// Inspect and check catalogs
     #[command(subcommand)]
     Catalog(catalog_cmd::CatalogCommand),
+    /// Move in from another tool (kubara): its config into ServiceSets
+    #[command(subcommand)]
+    Import(import::ImportCommand),
     /// Print the version and the built-in catalog
     Version,
     /// Check a detached Ed25519 signature of a file, such as a release's (what `openssl
@@ -201,6 +205,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         None => function_mode(),
         Some(Command::Render(args)) => render_cmd::run(&args),
+        Some(Command::Import(command)) => import::run(&command),
         Some(Command::Schema {
             kind,
             function_catalog,

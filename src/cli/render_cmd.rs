@@ -5,7 +5,7 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use serde_json::Value;
 
 use super::{CliError, ReadError, Stdout, report};
@@ -28,6 +28,20 @@ pub struct RenderArgs {
     /// Keep the source objects (service objects, ServiceSets, inline catalogs) in the output
     #[arg(long)]
     keep_sources: bool,
+    /// Output order: `kustomize` sorts as `kustomize build` does (Namespaces, CRDs, service
+    /// accounts, RBAC, ConfigMaps, … webhooks last); `input` keeps the function's order (each
+    /// generated object right after its source)
+    #[arg(long, value_enum, default_value_t = Order::Kustomize)]
+    order: Order,
+}
+
+/// The order `render` prints objects in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Order {
+    /// `kustomize build`'s default (legacy) sort.
+    Kustomize,
+    /// The function's order: input items in input order, generated objects after their source.
+    Input,
 }
 
 /// What the input files hold: items, and the function config of a ResourceList file.
@@ -376,7 +390,7 @@ pub fn run(args: &RenderArgs) -> Result<(), CliError> {
         },
         &RunContext::default(),
     );
-    let objects: Vec<Value> = outcome
+    let mut objects: Vec<Value> = outcome
         .list
         .items
         .into_iter()
@@ -387,6 +401,9 @@ pub fn run(args: &RenderArgs) -> Result<(), CliError> {
             item
         })
         .collect();
+    if args.order == Order::Kustomize {
+        resource_list::sort_like_kustomize(&mut objects);
+    }
     // On error nothing is written: half a package on stdout would be applied or committed by
     // a pipeline that does not check the exit code (issue 22). Function mode still writes its
     // ResourceList with the results, as kpt expects.

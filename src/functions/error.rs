@@ -55,6 +55,26 @@ pub enum RuntimeError {
         /// Why.
         error: ArchiveError,
     },
+    /// A runtime source a run cannot fetch (an unsupported scheme, a Git source without a
+    /// commit or a file, an OCI reference that does not parse); `catalog lint` says the same.
+    #[error("{uri} {reason}")]
+    Source {
+        /// The URI as written.
+        uri: String,
+        /// What is wrong and what to write instead.
+        reason: String,
+    },
+    /// A `git::file://` repository outside the local catalog that names it, or named by a
+    /// remote catalog.
+    #[error(
+        "{uri}: a `git::file://` repository must be a directory inside the local catalog that names it ({reason}); a remote catalog names a repository by https://"
+    )]
+    GitFileNotLocal {
+        /// The URI.
+        uri: String,
+        /// Why.
+        reason: String,
+    },
     /// A `file://` URI in a catalog that has no root on this machine.
     #[error(
         "{0}: `file://` URIs are allowed only in local catalogs (a path in the function config, or an inline catalog); a remote catalog cannot name a file on this machine"

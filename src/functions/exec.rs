@@ -1,11 +1,14 @@
-//! Exec runtimes: pick the platform of this machine, fetch `uri` (HTTPS or `file://`), require
-//! its sha256, unpack `bin` from a `.tar.gz` or `.zip`, and keep the verified binary in the
-//! cache so a warm run needs no network.
+//! Exec runtimes: pick the platform of this machine, fetch `uri` (HTTPS, `file://`, an OCI
+//! artifact or a file of a pinned Git commit), require its sha256, unpack `bin` from a
+//! `.tar.gz`, a `.zip` or a tar layer, and keep the verified binary in the cache so a warm run
+//! needs no network.
 
 use std::path::{Path, PathBuf};
 
 use super::RuntimeError;
 use crate::catalog::kep::Platform;
+use crate::catalog_ref::RuntimeSource;
+use crate::remote::RuntimeWant;
 use crate::remote::archive::{self, ArchiveError};
 use crate::remote::{Remote, RemoteError};
 use crate::verify::sha256_hex;
@@ -89,12 +92,19 @@ pub fn prepare(
         .sha256
         .as_deref()
         .ok_or_else(|| RuntimeError::NoSha256(platform.uri.clone()))?;
-    let binary = fetch_verified(&platform.uri, declared, remote, root, |bytes| {
-        extract(bytes, &platform.bin).map_err(|error| RuntimeError::Archive {
-            uri: platform.uri.clone(),
-            error,
-        })
-    })?;
+    let binary = fetch_verified(
+        &platform.uri,
+        declared,
+        remote,
+        root,
+        Some(platform),
+        |bytes| {
+            extract(bytes, &platform.bin).map_err(|error| RuntimeError::Archive {
+                uri: platform.uri.clone(),
+                error,
+            })
+        },
+    )?;
     install(&binary, remote)
 }
 
@@ -108,6 +118,7 @@ pub fn fetch_verified<T>(
     declared: &str,
     remote: &Remote,
     root: Option<&Path>,
+    platform: Option<&Platform>,
     accept: impl Fn(&[u8]) -> Result<T, RuntimeError>,
 ) -> Result<T, RuntimeError> {
     let declared = super::normalize_digest(declared)?;
@@ -115,7 +126,7 @@ pub fn fetch_verified<T>(
     if let Some(bytes) = remote.cache().get_blob(&hex) {
         return accept(&bytes);
     }
-    let download = fetch(uri, remote, root)?;
+    let download = fetch(uri, remote, root, platform)?;
     let got = sha256_hex(&download);
     if got != hex {
         return Err(RemoteError::Mismatch {
@@ -137,14 +148,71 @@ pub fn fetch_verified<T>(
 }
 
 /// Fetch a URI: `https://` (or loopback `http://`) through the network stack, `file://` from
-/// disk, confined to `root`, the root of the local catalog that names it (SPEC §7.3). A remote
-/// (or built-in) catalog has no root (`None`): it cannot name a file on this machine.
-pub fn fetch(uri: &str, remote: &Remote, root: Option<&Path>) -> Result<Vec<u8>, RuntimeError> {
-    if let Some(path) = uri.strip_prefix("file://") {
-        let path = resolve_file_uri(uri, path, root)?;
-        return Ok(fs_err::read(&path)?);
+/// disk, confined to `root`, the root of the local catalog that names it (SPEC §7.3), an
+/// `oci://` artifact (the layer for `platform`, this machine's when `None`, titled by its
+/// `bin`), or a file of a pinned Git commit (`git::<repo>//<path>?…&commit=<sha>`; a
+/// `file://` repository, like a `file://` URI, only inside `root`). A remote (or built-in)
+/// catalog has no root (`None`): it cannot name anything on this machine.
+pub fn fetch(
+    uri: &str,
+    remote: &Remote,
+    root: Option<&Path>,
+    platform: Option<&Platform>,
+) -> Result<Vec<u8>, RuntimeError> {
+    let source = RuntimeSource::parse(uri).map_err(|reason| RuntimeError::Source {
+        uri: uri.to_owned(),
+        reason,
+    })?;
+    match source {
+        RuntimeSource::File(_) => {
+            let path = uri.trim().strip_prefix("file://").unwrap_or_default();
+            let path = resolve_file_uri(uri, path, root)?;
+            Ok(fs_err::read(&path)?)
+        }
+        RuntimeSource::Url(url) => Ok(remote.fetch_url(&url)?),
+        RuntimeSource::Oci(_) => {
+            let (os, arch): (&str, &str) = match platform {
+                Some(p) => (&p.os, &p.arch),
+                None => this_platform(),
+            };
+            let want = RuntimeWant {
+                os,
+                arch,
+                bin: platform.map(|p| p.bin.as_str()),
+            };
+            let reference = uri.trim().trim_start_matches("oci://");
+            Ok(remote.fetch_oci_runtime(reference, want)?)
+        }
+        RuntimeSource::Git(mut source) => {
+            if let Some(dir) = source.url.strip_prefix("file://") {
+                let repository = local_repository(uri, dir, root)?;
+                source.url = format!("file://{}", repository.display());
+            }
+            Ok(remote.fetch_git_runtime(&source)?)
+        }
     }
-    Ok(remote.fetch_url(uri)?)
+}
+
+/// The directory of a `git::file://` repository: relative paths resolve against `root`, and
+/// the result, links resolved, must be inside it (as for `file://` URIs).
+fn local_repository(uri: &str, dir: &str, root: Option<&Path>) -> Result<PathBuf, RuntimeError> {
+    let fail = |reason: String| RuntimeError::GitFileNotLocal {
+        uri: uri.to_owned(),
+        reason,
+    };
+    let Some(root) = root else {
+        return Err(fail("the catalog is not local".to_owned()));
+    };
+    let root = fs_err::canonicalize(root)?;
+    let real = fs_err::canonicalize(root.join(dir)).map_err(|e| fail(format!("{dir}: {e}")))?;
+    if !real.starts_with(&root) || !real.is_dir() {
+        return Err(fail(format!(
+            "{} is not a directory inside {}",
+            real.display(),
+            root.display()
+        )));
+    }
+    Ok(real)
 }
 
 /// The regular file a `file://` URI names: relative paths resolve against `root`, and the
@@ -253,6 +321,15 @@ pub fn extract(download: &[u8], bin: &str) -> Result<Vec<u8>, ArchiveError> {
             }
         }
         return Err(ArchiveError::Missing(bin.to_owned()));
+    }
+    // An uncompressed tar: an OCI layer of type `application/vnd.oci.image.layer.v1.tar` that
+    // holds a file tree (a single file pushed by `oras push` is stored as itself).
+    if archive::is_tar(download) {
+        return archive::unpack_tar(download, &archive::Bounds::exec())?
+            .into_iter()
+            .find(|(n, _)| wanted(n))
+            .map(|(_, c)| c)
+            .ok_or_else(|| ArchiveError::Missing(bin.to_owned()));
     }
     Ok(download.to_vec())
 }
@@ -413,6 +490,43 @@ mod tests {
             archive::zip_declared_entries(b"PK\x03\x04 no end record"),
             None
         );
+    }
+
+    /// Issue 23: a `git::file://` repository is, like a `file://` URI, only for local
+    /// catalogs, and only inside their root; an uncompressed tar layer is unpacked.
+    #[test]
+    fn issue23_git_file_repositories_stay_local_and_plain_tars_unpack() {
+        let dir = tempfile::tempdir().unwrap();
+        let remote = Remote::with_cache(
+            crate::remote::cache::Cache::at(dir.path().join("cache")),
+            false,
+        );
+        let uri = format!("git::file://repo//fn?commit={}", "a".repeat(40));
+        let err = fetch(&uri, &remote, None, None).unwrap_err().to_string();
+        assert!(err.contains("must be a directory inside the local catalog that names it (the catalog is not local)"), "{err}");
+        let root = dir.path().join("catalog");
+        fs_err::create_dir_all(&root).unwrap();
+        let outside = format!("git::file://../cache//fn?commit={}", "a".repeat(40));
+        fs_err::create_dir_all(dir.path().join("cache")).unwrap();
+        let err = fetch(&outside, &remote, Some(&root), None)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("is not a directory inside"), "{err}");
+
+        let mut tar = tar::Builder::new(Vec::new());
+        let mut header = tar::Header::new_gnu();
+        header.set_size(4);
+        header.set_mode(0o755);
+        header.set_cksum();
+        tar.append_data(&mut header, "bin/fn", &b"echo"[..])
+            .unwrap();
+        let tar = tar.into_inner().unwrap();
+        assert!(archive::is_tar(&tar));
+        assert_eq!(extract(&tar, "fn").unwrap(), b"echo");
+        assert!(matches!(
+            extract(&tar, "other"),
+            Err(ArchiveError::Missing(_))
+        ));
     }
 
     #[test]

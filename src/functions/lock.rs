@@ -53,7 +53,7 @@ fn verify_starlark(
                 detail: format!("starlark {source}: no sha256; run `krm-catalog catalog lock`"),
             };
         }
-        return match super::exec::fetch(&uri, remote, root) {
+        return match super::exec::fetch(&uri, remote, root, None) {
             Ok(_) => Check {
                 status: "ok",
                 kind,
@@ -67,7 +67,7 @@ fn verify_starlark(
         };
     };
     let declared = declared.trim_start_matches("sha256:").to_owned();
-    match super::exec::fetch(&uri, remote, root) {
+    match super::exec::fetch(&uri, remote, root, None) {
         Ok(bytes) if sha256_hex(&bytes) == declared => Check {
             status: "ok",
             kind,
@@ -207,7 +207,7 @@ pub fn verify(
                                 continue;
                             };
                             let declared = declared.trim_start_matches("sha256:").to_owned();
-                            let check = match super::exec::fetch(&p.uri, remote, root) {
+                            let check = match super::exec::fetch(&p.uri, remote, root, Some(p)) {
                                 Ok(bytes) if sha256_hex(&bytes) == declared => Check {
                                     status: "ok",
                                     kind,
@@ -457,7 +457,8 @@ fn lock_runtimes(
                 }
                 Runtime::Exec { platforms } => {
                     for p in platforms.iter().filter(|p| p.sha256.is_none()) {
-                        let bytes = super::exec::fetch(&p.uri, remote, Some(catalog_root))?;
+                        let bytes =
+                            super::exec::fetch(&p.uri, remote, Some(catalog_root), Some(p))?;
                         pin(edit, report, "uri", &p.uri, &sha256_hex(&bytes))?;
                     }
                 }
@@ -468,7 +469,7 @@ fn lock_runtimes(
                 } => {
                     // The download a run makes (bounded, https or loopback http, `file://`
                     // inside the catalog), and the text a run would accept.
-                    let bytes = super::exec::fetch(source, remote, Some(catalog_root))?;
+                    let bytes = super::exec::fetch(source, remote, Some(catalog_root), None)?;
                     if std::str::from_utf8(&bytes).is_err() {
                         return Err(RuntimeError::StarlarkNotUtf8(source.clone()));
                     }

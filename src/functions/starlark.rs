@@ -42,8 +42,8 @@ pub fn load_script(
             .map_err(|_| RuntimeError::StarlarkNotUtf8(source.to_owned()))
     };
     match sha256 {
-        Some(declared) => super::exec::fetch_verified(&uri, declared, remote, root, text),
-        None if local => text(&super::exec::fetch(&uri, remote, root)?),
+        Some(declared) => super::exec::fetch_verified(&uri, declared, remote, root, None, text),
+        None if local => text(&super::exec::fetch(&uri, remote, root, None)?),
         None => Err(RuntimeError::StarlarkNoSha256(source.to_owned())),
     }
 }

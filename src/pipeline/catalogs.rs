@@ -33,8 +33,17 @@ pub(super) fn load(
     // Items read by `resource_list::read_owned` are skeletons: read the bodies of those the
     // run may need before anything looks at them (inline catalogs, the config as an item).
     let early_identity = config_ref.map(resource_list::identity);
+    // Files of a configured local catalog that the orchestrator read as package resources
+    // (`kpt fn render` of a package holding its catalog) are that catalog, not an inline one:
+    // read twice, every definition was a duplicate (issue 22).
+    let roots = local_catalog_roots(&fc.settings);
+    let inline = |item: &Item| {
+        is_inline_catalog_item(item)
+            && !resource_list::has_function_annotation(item)
+            && !resource_list::file_of(item).is_some_and(|f| under_any(&roots, &f.path))
+    };
     hydrate(items, verbatim, |_, item| {
-        (is_inline_catalog_item(item) && !resource_list::has_function_annotation(item))
+        inline(item)
             || early_identity
                 .as_deref()
                 .is_some_and(|id| resource_list::has_identity(item, id))
@@ -44,9 +53,7 @@ pub(super) fn load(
     let inline_items: Vec<(usize, std::borrow::Cow<'_, Value>)> = items
         .iter()
         .enumerate()
-        .filter(|(_, item)| {
-            is_inline_catalog_item(item) && !resource_list::has_function_annotation(item)
-        })
+        .filter(|(_, item)| inline(item))
         .map(|(i, item)| (i, item.value()))
         .collect();
     let inline: Vec<(usize, &Value)> = inline_items.iter().map(|(i, v)| (*i, &**v)).collect();
@@ -127,8 +134,17 @@ pub fn load_catalogs(
                 let path = crate::env::resolve_path(&ctx.cwd, p);
                 let mut bundle = Bundle::from_path(p, &path);
                 if !path.exists() {
+                    // Under `kpt fn render PKG` an exec function runs in kpt's directory, not
+                    // the package's, and nothing in the ResourceList says where the package
+                    // is (issue 22): say which directory was read and what to do.
+                    let relative = std::path::Path::new(p).is_relative();
                     for e in &mut bundle.problems {
                         e.unavailable = true;
+                        if relative {
+                            e.message.push_str(
+                                " in the current directory (a relative path is read from where the function runs: kpt runs exec functions where kpt was started, so start it from the package directory, or give an absolute path)",
+                            );
+                        }
                     }
                 }
                 bundle
@@ -299,9 +315,12 @@ fn item_needing_more_catalogs<T: Fields>(
                 "{gvk}/{name} materialises the services of every catalog"
             ));
         }
+        // The orchestrators' own objects (a Kptfile, kpt's and kustomize's configs) never
+        // need a catalog: blaming them for a missing one pointed users at the wrong file.
         if (gvk.group == config::GROUP && gvk.kind == config::KIND)
             || catalog.kind_for(&gvk).is_some()
             || is_kubernetes_group(&gvk.group)
+            || is_orchestrator_group(&gvk.group)
         {
             return None;
         }
@@ -317,6 +336,43 @@ fn item_needing_more_catalogs<T: Fields>(
             )
         })
     })
+}
+
+/// The configured local catalog paths that are relative, normalised (`./team/` → `team`):
+/// package files under them belong to that catalog.
+fn local_catalog_roots(settings: &crate::config::Settings) -> Vec<String> {
+    settings
+        .catalogs
+        .iter()
+        .filter_map(|entry| match &entry.source {
+            CatalogRef::Path(p) if std::path::Path::new(p).is_relative() => {
+                let mut p = p.as_str();
+                while let Some(rest) = p.strip_prefix("./") {
+                    p = rest;
+                }
+                let p = p.trim_end_matches('/');
+                (!p.is_empty() && p != ".").then(|| p.to_owned())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Whether a package file path (relative, slash-separated) is one of `roots` or under one.
+fn under_any(roots: &[String], path: &str) -> bool {
+    let path = path.strip_prefix("./").unwrap_or(path);
+    roots.iter().any(|root| {
+        path == root
+            || path
+                .strip_prefix(root.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+    })
+}
+
+/// Groups of kpt's and kustomize's own kinds (`kpt.dev/v1` Kptfile, `fn.kpt.dev`,
+/// `kustomize.config.k8s.io` is already a Kubernetes group).
+fn is_orchestrator_group(group: &str) -> bool {
+    group == "kpt.dev" || group.ends_with(".kpt.dev")
 }
 
 fn catalog_result(

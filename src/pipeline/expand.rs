@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::admit::{Admission, admit_one};
 use super::classify::{Role, config_role};
+use super::depends::{self, Record};
 use super::output::{Provenance, drop_duplicates, generated_path, invalid_names, stamp};
 use crate::catalog::{Catalog, Service};
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
@@ -55,6 +56,7 @@ pub(super) fn expand(
         paths: HashMap::new(),
         produced: BTreeMap::new(),
         templates: HashMap::new(),
+        record: Record::default(),
     };
     let mut generated: Vec<Vec<Value>> = Vec::new();
     let mut expanded_sources: HashSet<String> = HashSet::new();
@@ -97,8 +99,21 @@ pub(super) fn expand(
         produced,
         templates,
         results,
+        record,
         ..
     } = expander;
+    // A single service object's dependencies are checked once every source has been seen.
+    let failed = record.check_singles(catalog, results);
+    if !failed.is_empty() {
+        for (item, objects) in items.iter().zip(generated.iter_mut()) {
+            if failed.contains(&resource_list::identity(item)) {
+                objects.clear();
+            }
+        }
+        if config_identity.as_ref().is_some_and(|c| failed.contains(c)) {
+            trailing.clear();
+        }
+    }
     for (bundle, (ids, objects)) in produced {
         if objects == 0
             && let Some(info) = catalog.bundles.get(bundle)
@@ -129,6 +144,11 @@ pub(super) fn expand(
             batches.push((cfg, &mut trailing));
         }
         drop_duplicates(passing, batches, &templates, results);
+    }
+    if fc.settings.apply_order == config::ApplyOrder::Kpt {
+        let mut batches: Vec<&mut Vec<Value>> = generated.iter_mut().collect();
+        batches.push(&mut trailing);
+        depends::annotate(&mut batches, catalog, &record, results);
     }
 
     Expansion {
@@ -166,7 +186,7 @@ fn where_to_set(
             for segment in &p.path.segments()[config.segments().len()..] {
                 match segment {
                     PathSegment::Key(k) => keys.push(k.clone()),
-                    PathSegment::Index(_) => return p,
+                    PathSegment::Index(_) | PathSegment::MapKey(_) => return p,
                 }
             }
             let Some(sub) = definition::subschema(schema.raw(), &keys) else {
@@ -203,6 +223,8 @@ struct Expander<'a, 'c> {
     produced: BTreeMap<usize, (Vec<String>, usize)>,
     /// The template of each generated object, by its file path and index (for messages).
     templates: HashMap<(String, String), String>,
+    /// What each source says about each service, for `dependsOn` (SPEC §6.5).
+    record: Record,
 }
 
 /// Why a catalog whose enabled services rendered produced nothing, and what to do.
@@ -214,7 +236,7 @@ fn nothing_rendered(info: &crate::catalog::BundleInfo, ids: &[String]) -> String
     let services = ids.join(", ");
     if info.pattern.is_none() {
         format!(
-            "{label}: its enabled services ({services}) produced no objects: the catalog has no standard pattern (templates/) of its own and its charts/ hold nothing to render for them; to render them with the built-in catalog's pattern (an Argo CD Application and a Namespace per service) set standardPattern: builtin on its entry in spec.catalogs, or spec.standardPattern: builtin in its kubara Catalog document"
+            "{label}: its enabled services ({services}) produced no objects: the catalog has no standard pattern (templates/) of its own and its charts/ hold nothing to render for them (a service renders the files under charts/<its chartPath>/: check each chartPath); to render them with the built-in catalog's pattern (an Argo CD Application and a Namespace per service) set standardPattern: builtin on its entry in spec.catalogs, or spec.standardPattern: builtin in its kubara Catalog document"
         )
     } else {
         format!(
@@ -426,7 +448,22 @@ impl Expander<'_, '_> {
                     return Vec::new();
                 }
             };
+        let cluster_type = scope.cluster_type.as_deref();
+        self.record
+            .single(item, index, prepared.status, cluster_type, catalog);
         if prepared.status == Status::Disabled {
+            // An object of a service that is disabled by default renders nothing unless it
+            // enables it: said, since an object written for nothing is most likely a mistake.
+            if raw.get("status").is_none_or(Value::is_null) {
+                self.results.push(
+                    KrmResult::warning(format!(
+                        "service \"{}\" is disabled by default and this {} object does not enable it: nothing is rendered; set spec.status: enabled",
+                        def.id, def.gvk.kind
+                    ))
+                    .about(item)
+                    .at("spec.status"),
+                );
+            }
             return Vec::new();
         }
         // clusterTypes only decides what a ServiceSet includes by default (kubara ADR): an
@@ -583,6 +620,17 @@ impl Expander<'_, '_> {
             }
         }
         if failed {
+            return Vec::new();
+        }
+        self.record.set(item, &statuses);
+        if !depends::check_set(
+            item,
+            catalog,
+            &services,
+            &statuses,
+            cluster_type,
+            self.results,
+        ) {
             return Vec::new();
         }
         let render_scope = Scope {

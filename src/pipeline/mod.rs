@@ -14,6 +14,7 @@ mod admit;
 mod assemble;
 mod catalogs;
 mod classify;
+mod depends;
 mod expand;
 mod input;
 mod output;

@@ -20,7 +20,7 @@ pub const GENERATED_FROM: &str = "krm-catalog.dev/generated-from";
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "krm-catalog");
 
 /// Kinds that are never namespaced, so an instance's namespace is not stamped on them.
-const CLUSTER_SCOPED: &[&str] = &[
+pub(super) const CLUSTER_SCOPED: &[&str] = &[
     "APIService",
     "CSIDriver",
     "CSINode",

@@ -8,6 +8,13 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
     bytes.starts_with(&[0x1f, 0x8b])
 }
 
+/// Whether bytes are a (POSIX or GNU) tar archive: `ustar` at offset 257 of the first header.
+/// An OCI layer of media type `application/vnd.oci.image.layer.v1.tar` may be one, or (as
+/// `oras push` stores a single file) the file itself.
+pub fn is_tar(bytes: &[u8]) -> bool {
+    bytes.get(257..262) == Some(b"ustar".as_slice())
+}
+
 /// Entries in one archive (tar or zip).
 pub const MAX_ENTRIES: usize = 10_000;
 
@@ -214,8 +221,21 @@ pub fn unpack(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, A
 /// [`unpack`] without stripping a wrapping directory: the files exactly as [`try_pack`] stored
 /// them (the Git cache, whose copy must be the commit's tree as read, issue 21 M3).
 pub fn unpack_exact(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, ArchiveError> {
-    let decoder = flate2::read::GzDecoder::new(bytes);
-    let ratio_cap = Bounds::ratio_cap(bytes.len());
+    unpack_from(flate2::read::GzDecoder::new(bytes), bytes.len(), bounds)
+}
+
+/// An uncompressed tar (an OCI `...layer.v1.tar` layer), bounded as [`unpack_exact`] is.
+pub fn unpack_tar(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8>)>, ArchiveError> {
+    unpack_from(bytes, bytes.len(), bounds)
+}
+
+/// The files of the tar stream `decoder` yields from `packed` bytes.
+fn unpack_from(
+    decoder: impl std::io::Read,
+    packed: usize,
+    bounds: &Bounds,
+) -> Result<Vec<(String, Vec<u8>)>, ArchiveError> {
+    let ratio_cap = Bounds::ratio_cap(packed);
     // The tar stream (headers and padding included) is bounded too, so a gzip bomb of
     // headers or padding stops early.
     let stream_cap = bounds
@@ -256,7 +276,7 @@ pub fn unpack_exact(bytes: &[u8], bounds: &Bounds) -> Result<Vec<(String, Vec<u8
         {
             continue;
         }
-        let content = read_bounded(entry, &raw, "the bundle", total, bounds, bytes.len())?;
+        let content = read_bounded(entry, &raw, "the bundle", total, bounds, packed)?;
         total += content.len() as u64;
         files.push((path, content));
     }

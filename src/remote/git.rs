@@ -17,12 +17,13 @@ use std::time::{Duration, Instant};
 use crate::catalog::{Bundle, CatalogError, Origin};
 use crate::catalog_ref::{GitRef, is_commit_id};
 
-use super::archive::{self, Bounds, MAX_ENTRIES};
+use super::archive::{self, Bounds};
 use super::cache::{Cache, RefEntry};
 use super::git_credentials::Scope;
 use super::git_transport::{anon_memory, dir_size};
 
 pub use super::error::GitError;
+use super::git_tree::{Select, Tree, chain, fetch_error, parsed_url, read_commit};
 
 /// A Git catalog loaded from the cache or the network: its files and the commit they are of.
 pub struct Fetched {
@@ -33,9 +34,6 @@ pub struct Fetched {
     /// A warning to report with the bundle (an unpinned ref, an offline resolution).
     pub warning: Option<String>,
 }
-
-/// A commit id and the catalog files of its subtree.
-type Tree = (String, Vec<(String, Vec<u8>)>);
 
 /// The cache key of a commit's subtree (content-addressed by the commit id).
 fn commit_key(source: &GitRef, commit: &str) -> String {
@@ -113,9 +111,9 @@ pub fn load(
         });
     }
     let (commit, files) = if let Some(dir) = source.url.strip_prefix("file://") {
-        read_local(source, Path::new(dir))?
+        read_local(source, Path::new(dir), Select::Catalog)?
     } else {
-        fetch_remote(source, cache, credentials)?
+        fetch_remote(source, cache, credentials, Select::Catalog)?
     };
     if let Some(pin) = source.pin()
         && pin != commit
@@ -140,6 +138,40 @@ pub fn load(
         files,
         warning,
     })
+}
+
+/// The file at `source.path` in the commit `source` pins (an exec binary or a Starlark
+/// script, issue 23): fetched like a catalog (the same bounds, the isolated configuration,
+/// credentials only for their host), read from the object database (a link or a directory
+/// is refused), no larger than `KRM_CATALOG_MAX_DOWNLOAD_BYTES`. Not cached here: the caller
+/// verifies the bytes against the runtime's sha256 and caches them under it.
+pub fn load_file(source: &GitRef, cache: &Cache) -> Result<Vec<u8>, GitError> {
+    let url = source.display_url();
+    let Some(pin) = source.pin() else {
+        return Err(GitError::Fetch {
+            url,
+            reference: source.reference.clone(),
+            reason: "a runtime must pin its commit: add &commit=<full commit id>".to_owned(),
+        });
+    };
+    let (commit, files) = if let Some(dir) = source.url.strip_prefix("file://") {
+        read_local(source, Path::new(dir), Select::File)?
+    } else {
+        fetch_remote(source, cache, Credentials::Scoped, Select::File)?
+    };
+    if pin != commit {
+        return Err(GitError::Moved {
+            url,
+            reference: source.reference.clone(),
+            expected: pin.to_owned(),
+            got: commit,
+        });
+    }
+    files
+        .into_iter()
+        .next()
+        .map(|(_, bytes)| bytes)
+        .ok_or_else(|| fetch_error(source, "the commit has no such file"))
 }
 
 /// Load `source` as a bundle (problems in the bundle).
@@ -207,45 +239,8 @@ fn store(cache: &Cache, source: &GitRef, commit: &str, files: &[(String, Vec<u8>
     }
 }
 
-/// An error and its causes, `a: b: c` (gix says the useful part in a cause).
-fn chain(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut cause = err.source();
-    while let Some(c) = cause {
-        let next = c.to_string();
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        cause = c.source();
-    }
-    text
-}
-
-fn fetch_error(source: &GitRef, reason: impl std::fmt::Display) -> GitError {
-    let url = source.display_url();
-    // gix names the URL it was given: never print the credentials in it.
-    let reason = reason
-        .to_string()
-        .replace(&source.url, &url)
-        .replace(&parsed_url(source), &url);
-    // gix's allocation limit (`gitoxide.objects.allocLimit`) was hit while resolving the pack
-    // or reading an object.
-    if reason.contains("too large to fit in memory") {
-        return GitError::ObjectTooBig {
-            url,
-            bytes: crate::env::max_git_object_bytes(),
-        };
-    }
-    GitError::Fetch {
-        url,
-        reference: source.reference.clone(),
-        reason,
-    }
-}
-
 /// A `file://` repository, opened in place: the ref resolved locally, no process spawned.
-fn read_local(source: &GitRef, dir: &Path) -> Result<Tree, GitError> {
+fn read_local(source: &GitRef, dir: &Path, select: Select) -> Result<Tree, GitError> {
     let repo = gix::open_opts(
         dir,
         gix::open::Options::isolated().config_overrides([alloc_limit()]),
@@ -273,7 +268,7 @@ fn read_local(source: &GitRef, dir: &Path) -> Result<Tree, GitError> {
             .map_err(|e| fetch_error(source, e))?
             .detach()
     };
-    read_commit(&repo, source, id)
+    read_commit(&repo, source, id, select)
 }
 
 /// A shallow fetch of the ref into a temporary bare repository, on a thread of its own that is
@@ -282,6 +277,7 @@ fn fetch_remote(
     source: &GitRef,
     cache: &Cache,
     credentials: Credentials,
+    select: Select,
 ) -> Result<Tree, GitError> {
     let url = source.display_url();
     if source.url.starts_with("http://") && !loopback(&source.url) {
@@ -298,7 +294,7 @@ fn fetch_remote(
     {
         let (source, dir, interrupt) = (source.clone(), dir.clone(), interrupt.clone());
         std::thread::spawn(move || {
-            let _ = tx.send(fetch_into(&source, &dir, &interrupt, credentials));
+            let _ = tx.send(fetch_into(&source, &dir, &interrupt, credentials, select));
         });
     }
     let started = Instant::now();
@@ -356,12 +352,6 @@ fn fetch_remote(
     result
 }
 
-/// The URL as the trust list read it (the WHATWG parser's serialisation), which is what gix is
-/// given: gix's own parser could read another host out of the text as written (issue 21 L4).
-fn parsed_url(source: &GitRef) -> String {
-    reqwest::Url::parse(&source.url).map_or_else(|_| source.url.clone(), String::from)
-}
-
 fn loopback(url: &str) -> bool {
     reqwest::Url::parse(url)
         .ok()
@@ -384,6 +374,7 @@ fn fetch_into(
     dir: &Path,
     interrupt: &AtomicBool,
     credentials: Credentials,
+    select: Select,
 ) -> Result<Tree, GitError> {
     // Why a server that asked for credentials got none, added to the error it then gives.
     let withheld = Arc::new(std::sync::Mutex::new(None::<String>));
@@ -528,7 +519,7 @@ fn fetch_into(
             reference: source.reference.clone(),
         });
     };
-    read_commit(&repo, source, id)
+    read_commit(&repo, source, id, select)
 }
 
 /// The `gitoxide.objects.allocLimit` override: no single allocation for an object's data (a
@@ -583,216 +574,4 @@ fn http_options(
         http_options.backend = Some(std::sync::Arc::new(std::sync::Mutex::new(backend)));
     }
     Ok(options)
-}
-
-/// The commit `id` (an annotated tag is peeled) and the files of its `path` subtree.
-fn read_commit(
-    repo: &gix::Repository,
-    source: &GitRef,
-    id: gix::ObjectId,
-) -> Result<Tree, GitError> {
-    let e = |err: &dyn std::error::Error| fetch_error(source, chain(err));
-    check_size(repo, source, id)?;
-    let commit = repo
-        .find_object(id)
-        .map_err(|err| e(&err))?
-        .peel_to_commit()
-        .map_err(|err| e(&err))?;
-    let commit_id = commit.id.to_string();
-    let tree = commit.tree().map_err(|err| e(&err))?;
-    let mut reader = TreeReader {
-        repo,
-        source,
-        commit: &commit_id,
-        bounds: Bounds::catalog(),
-        files: Vec::new(),
-        total: 0,
-        entries: 0,
-    };
-    let root = match &source.path {
-        Some(path) => reader.descend(tree.id, path)?,
-        None => tree.id,
-    };
-    reader.walk(root, "", 0)?;
-    let files = reader.files;
-    Ok((commit_id, files))
-}
-
-/// An object's size from its header, before it is read: past the allocation limit, an error
-/// (gix refuses it too; this names the limit without unpacking anything).
-fn check_size(repo: &gix::Repository, source: &GitRef, id: gix::ObjectId) -> Result<(), GitError> {
-    let size = repo
-        .find_header(id)
-        .map_err(|err| fetch_error(source, chain(&err)))?
-        .size();
-    let bytes = crate::env::max_git_object_bytes();
-    if size > bytes {
-        return Err(GitError::ObjectTooBig {
-            url: source.display_url(),
-            bytes,
-        });
-    }
-    Ok(())
-}
-
-struct TreeReader<'a> {
-    repo: &'a gix::Repository,
-    source: &'a GitRef,
-    commit: &'a str,
-    bounds: Bounds,
-    files: Vec<(String, Vec<u8>)>,
-    total: u64,
-    entries: usize,
-}
-
-/// Directories deeper than this are not a catalog.
-const MAX_DEPTH: usize = 32;
-
-impl TreeReader<'_> {
-    fn path_error(&self, reason: impl Into<String>) -> GitError {
-        GitError::Path {
-            url: self.source.display_url(),
-            commit: self.commit.to_owned(),
-            path: self.source.path.clone().unwrap_or_default(),
-            reason: reason.into(),
-        }
-    }
-
-    fn tree_error(&self, reason: impl Into<String>) -> GitError {
-        GitError::Tree {
-            url: self.source.display_url(),
-            commit: self.commit.to_owned(),
-            reason: reason.into(),
-        }
-    }
-
-    fn entries(
-        &self,
-        tree: gix::ObjectId,
-    ) -> Result<Vec<(String, gix::objs::tree::EntryMode, gix::ObjectId)>, GitError> {
-        check_size(self.repo, self.source, tree)?;
-        let id = tree;
-        let tree = self
-            .repo
-            .find_tree(id)
-            .map_err(|e| self.tree_error(e.to_string()))?;
-        let decoded = tree.decode().map_err(|e| self.tree_error(e.to_string()))?;
-        // Git itself never writes these; a crafted tree may (issue 21 L4): a name that is not
-        // one file name, or one that is there twice, would make the files read depend on who
-        // reads them.
-        let mut seen = std::collections::HashSet::new();
-        let mut entries = Vec::with_capacity(decoded.entries.len());
-        for entry in &decoded.entries {
-            let raw: &[u8] = entry.filename.as_ref();
-            let name = entry.filename.to_string();
-            if raw.is_empty()
-                || raw == b"."
-                || raw == b".."
-                || raw.contains(&b'/')
-                || raw.contains(&0)
-            {
-                return Err(self.tree_error(format!(
-                    "tree {id} has an entry named {name:?}, which is not a file name (a crafted tree: Git never writes one)"
-                )));
-            }
-            if !seen.insert(raw.to_vec()) {
-                return Err(self.tree_error(format!(
-                    "tree {id} has two entries named {name:?} (a crafted tree: Git never writes one)"
-                )));
-            }
-            entries.push((name, entry.mode, entry.oid.to_owned()));
-        }
-        Ok(entries)
-    }
-
-    /// The tree at `path` (already normalised: no `.`/`..`); a link on the way is refused,
-    /// wherever it points, since following it could leave the repository.
-    fn descend(&self, mut tree: gix::ObjectId, path: &str) -> Result<gix::ObjectId, GitError> {
-        for component in path.split('/') {
-            let Some((_, mode, oid)) = self
-                .entries(tree)?
-                .into_iter()
-                .find(|(name, _, _)| name == component)
-            else {
-                return Err(self.path_error(format!(
-                    "does not exist in this commit (no \"{component}\")"
-                )));
-            };
-            if mode.is_link() {
-                let target = self
-                    .repo
-                    .find_blob(oid)
-                    .map(|b| String::from_utf8_lossy(&b.data).into_owned())
-                    .unwrap_or_default();
-                return Err(self.path_error(format!(
-                    "goes through the symbolic link \"{component}\" (to \"{target}\"); name the directory itself"
-                )));
-            }
-            if !mode.is_tree() {
-                return Err(
-                    self.path_error(format!("is not a directory (\"{component}\" is a file)"))
-                );
-            }
-            tree = oid;
-        }
-        Ok(tree)
-    }
-
-    /// Every catalog file (YAML, `.j2`) under `tree`, bounded like a bundle archive. Links
-    /// inside the catalog are refused: a catalog file must be a file.
-    fn walk(&mut self, tree: gix::ObjectId, prefix: &str, depth: usize) -> Result<(), GitError> {
-        if depth > MAX_DEPTH {
-            return Err(self.tree_error(format!(
-                "{prefix} is nested deeper than {MAX_DEPTH} directories"
-            )));
-        }
-        for (name, mode, oid) in self.entries(tree)? {
-            let path = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            self.entries += 1;
-            if self.entries > MAX_ENTRIES {
-                return Err(
-                    self.tree_error(format!("the catalog has more than {MAX_ENTRIES} entries"))
-                );
-            }
-            if mode.is_tree() {
-                self.walk(oid, &path, depth + 1)?;
-                continue;
-            }
-            let catalog_file =
-                crate::yaml::is_yaml_file(&path) || crate::yaml::has_extension(&path, &["j2"]);
-            if !catalog_file || mode.is_commit() {
-                continue;
-            }
-            if mode.is_link() {
-                return Err(self.tree_error(format!(
-                    "{path} is a symbolic link; a catalog file must be a file (links are not followed)"
-                )));
-            }
-            let size = self
-                .repo
-                .find_header(oid)
-                .map_err(|e| self.tree_error(e.to_string()))?
-                .size();
-            if size > self.bounds.file {
-                return Err(self.tree_error(self.bounds.file_error(&path).to_string()));
-            }
-            self.total = self.total.saturating_add(size);
-            if self.total > self.bounds.total {
-                return Err(self.tree_error(format!(
-                    "the catalog's files are larger than {} bytes together; raise {}",
-                    self.bounds.total, self.bounds.total_env
-                )));
-            }
-            let blob = self
-                .repo
-                .find_blob(oid)
-                .map_err(|e| self.tree_error(e.to_string()))?;
-            self.files.push((path, blob.data.clone()));
-        }
-        Ok(())
-    }
 }

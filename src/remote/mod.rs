@@ -9,9 +9,11 @@ mod error;
 pub mod git;
 mod git_credentials;
 mod git_transport;
+mod git_tree;
 pub mod net;
 mod netrc;
 pub mod oci;
+mod runtime;
 
 use std::cell::OnceCell;
 
@@ -22,6 +24,7 @@ pub use cache::cache_hint;
 use cache::{Cache, RefEntry};
 pub use error::RemoteError;
 use net::{Net, Refusal, SetupError, check_transport};
+pub use runtime::RuntimeWant;
 
 /// Whether a remote reference matches a `trustedCatalogs` entry: exactly, by its repository
 /// (an OCI reference without tag or digest), or by a prefix ending in `*`. URLs are compared

@@ -383,6 +383,7 @@ pub(super) async fn read_body(
     }
     let mut hasher = sha2::Sha256::new();
     let mut body = Vec::new();
+    let mut progress = Progress::new(what, expected);
     loop {
         match response.chunk().await {
             Ok(Some(chunk)) => {
@@ -391,6 +392,7 @@ pub(super) async fn read_body(
                 }
                 hasher.update(&chunk);
                 body.extend_from_slice(&chunk);
+                progress.update(body.len());
             }
             Ok(None) => break,
             // reqwest's timeout covers the body too: a server that trickles it is slow, not
@@ -410,6 +412,7 @@ pub(super) async fn read_body(
             }
         }
     }
+    progress.done(body.len());
     if let Some(n) = expected
         && body.len() as u64 != n
     {
@@ -456,4 +459,65 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         source = s.source();
     }
     parts.join(": ")
+}
+
+/// Progress of a download that takes longer than a second, on stderr (issue 22): a user who
+/// waits sees what is fetched, how much has come and for how long. Only when stderr is a
+/// terminal or with `-v`: under kpt and kustomize stderr is the function's report.
+struct Progress<'a> {
+    what: &'a str,
+    expected: Option<u64>,
+    start: std::time::Instant,
+    /// When the last line was written; `None` while nothing has been.
+    last: Option<std::time::Instant>,
+    shown: bool,
+}
+
+impl<'a> Progress<'a> {
+    const FIRST: std::time::Duration = std::time::Duration::from_secs(1);
+
+    fn new(what: &'a str, expected: Option<u64>) -> Self {
+        use std::io::IsTerminal as _;
+        Self {
+            what,
+            expected,
+            start: std::time::Instant::now(),
+            last: None,
+            shown: crate::logger::enabled(crate::logger::Level::Info)
+                || std::io::stderr().is_terminal(),
+        }
+    }
+
+    fn update(&mut self, bytes: usize) {
+        if !self.shown {
+            return;
+        }
+        let now = std::time::Instant::now();
+        let due = match self.last {
+            None => now.duration_since(self.start) >= Self::FIRST,
+            Some(last) => now.duration_since(last) >= Self::FIRST,
+        };
+        if due {
+            self.last = Some(now);
+            let of = self
+                .expected
+                .map_or_else(String::new, |n| format!(" of {n}"));
+            crate::logger::progress(format_args!(
+                "fetching {}: {bytes}{of} bytes, {:.1} s",
+                self.what,
+                now.duration_since(self.start).as_secs_f64()
+            ));
+        }
+    }
+
+    /// The closing line, when a progress line was written.
+    fn done(&self, bytes: usize) {
+        if self.last.is_some() {
+            crate::logger::progress(format_args!(
+                "fetched {}: {bytes} bytes in {:.1} s",
+                self.what,
+                self.start.elapsed().as_secs_f64()
+            ));
+        }
+    }
 }

@@ -23,10 +23,10 @@ const MAX_TOKEN_BYTES: usize = 1024 * 1024;
 /// Error bodies are only read for their error codes.
 const MAX_ERROR_BYTES: usize = 64 * 1024;
 
-const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
-const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
-const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
-const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
+pub(super) const OCI_MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+pub(super) const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
+pub(super) const OCI_INDEX: &str = "application/vnd.oci.image.index.v1+json";
+pub(super) const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
 
 impl Net {
     /// The digest of what a tag (or digest) names in its registry: the manifest, or the index of
@@ -164,7 +164,7 @@ impl Net {
 
 /// Fetch the layers of `manifest` whose media type is `wanted` (`kind` names them), each checked against its
 /// descriptor (digest and size); together no larger than the download limit.
-async fn fetch_layers(
+pub(super) async fn fetch_layers(
     session: &mut Session<'_>,
     what: &str,
     manifest: &serde_json::Value,
@@ -249,14 +249,14 @@ async fn fetch_layers(
     Ok(layers)
 }
 
-fn manifest_limit() -> Limit {
+pub(super) fn manifest_limit() -> Limit {
     Limit {
         bytes: max_manifest_bytes(),
         source: LimitSource::Env(MAX_MANIFEST_BYTES),
     }
 }
 
-fn manifest_path(parsed: &OciRef) -> String {
+pub(super) fn manifest_path(parsed: &OciRef) -> String {
     match (parsed.digest(), parsed.tag()) {
         (Some(digest), _) => format!("manifests/{digest}"),
         (None, tag) => format!("manifests/{}", tag.unwrap_or("latest")),
@@ -264,7 +264,7 @@ fn manifest_path(parsed: &OciRef) -> String {
 }
 
 /// Requests to one repository of one registry, with the authorization it earned.
-struct Session<'a> {
+pub(super) struct Session<'a> {
     net: &'a Net,
     /// How messages name the reference.
     what: String,
@@ -278,7 +278,7 @@ struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    fn new(net: &'a Net, what: String, parsed: &OciRef) -> Self {
+    pub(super) fn new(net: &'a Net, what: String, parsed: &OciRef) -> Self {
         let registry = parsed.resolve_registry().to_owned();
         let host = registry
             .rsplit_once(':')
@@ -310,7 +310,7 @@ impl<'a> Session<'a> {
 
     /// GET `path` under the repository, authenticating once when challenged; returns the
     /// body, its hex sha256 and the response headers. `part` names the body in messages.
-    async fn get(
+    pub(super) async fn get(
         &mut self,
         path: &str,
         part: &str,

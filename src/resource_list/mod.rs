@@ -12,12 +12,14 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 mod item;
+mod order;
 mod read;
 mod round_trip;
 mod verbatim;
 mod write;
 
 pub use item::{AsValue, Fields, Item, Skeleton};
+pub use order::sort_like_kustomize;
 pub use read::{read, read_owned, read_owned_keeping};
 pub use round_trip::check_round_trip;
 pub use verbatim::Verbatim;

@@ -1,6 +1,8 @@
 //! Issue 22, "The first hour": traps where the tool said yes and was wrong.
 
-use crate::util::{TestContext, stderr, stdout};
+use crate::remote::{CATALOG, trusted_url};
+use crate::servers::{Server, tls};
+use crate::util::{TestContext, have, stderr, stdout, test_name};
 
 /// Two services, one invalid (`replicas: -1`), and a plain object of the package.
 const HALF_VALID: &str = "\
@@ -187,4 +189,94 @@ fn issue16_render_dir_leaves_out_its_fn_config_file() {
     let printed = stdout(&out);
     assert!(printed.contains("kind: Application"), "{printed}");
     assert!(!printed.contains("kind: ResolveCatalog"), "{printed}");
+}
+
+/// A duplicate key said "set DuplicateKeyPolicy in Options if acceptable", serde-saphyr's own
+/// option; it names the key and both lines now, as kubectl's go-yaml does.
+#[test]
+fn issue16_a_duplicate_key_names_the_key_and_both_lines() {
+    let ctx = TestContext::new();
+    ctx.write(
+        "app.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\ndata:\n  x: \"1\"\n  x: \"2\"\n",
+    );
+    let out = ctx.run(&["render", "-f", "app.yaml"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("app.yaml: line 7: mapping key \"x\" already defined at line 6"),
+        "{}",
+        stderr(&out)
+    );
+    let list = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    name: b\n";
+    let out = ctx.run(&[], list);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("line 8: mapping key \"name\" already defined at line 7"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// An object of a service that is disabled by default, which does not enable it, rendered
+/// nothing, exit 0, without a word: a warning says so and what to set. Disabling it
+/// explicitly stays quiet.
+#[test]
+fn issue16_an_object_of_a_disabled_by_default_service_says_it_renders_nothing() {
+    let ctx = TestContext::new();
+    ctx.write(
+        "metrics.yaml",
+        "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: MetricsServer\nmetadata:\n  name: metrics\n",
+    );
+    let out = ctx.run(&["render", "-f", "metrics.yaml"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "[warning] services.krm-catalog.dev/v1alpha1/MetricsServer/metrics spec.status: service \"metrics-server\" is disabled by default and this MetricsServer object does not enable it: nothing is rendered; set spec.status: enabled (metrics.yaml)\n"
+    );
+    ctx.write(
+        "metrics.yaml",
+        "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: MetricsServer\nmetadata:\n  name: metrics\nspec:\n  status: disabled\n",
+    );
+    let out = ctx.run(&["render", "-f", "metrics.yaml"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+}
+
+/// A fetch slower than a second said nothing until it ended: with `-v` (or on a terminal) it
+/// reports what it fetches, how much has come and for how long; quiet otherwise, since under
+/// kpt and kustomize stderr is the function's report.
+#[test]
+fn issue16_a_slow_fetch_reports_progress_with_v() {
+    let case = test_name!();
+    if !have("python3", case) || !have("openssl", case) {
+        return;
+    }
+    let tls = tls();
+    let server = Server::start(Some(&tls), None);
+    server.put("catalog.yaml", CATALOG.as_bytes());
+    let ctx = TestContext::new().with_ca(&tls.ca);
+    let url = server.url("slow/catalog.yaml");
+    let input = trusted_url(&url);
+    let out = ctx.run(&["-v"], &input);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    let size = CATALOG.len();
+    assert!(
+        err.contains(&format!("krm-catalog info: fetching {url}: "))
+            && err.contains(&format!(" of {size} bytes, ")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!(
+            "krm-catalog info: fetched {url}: {size} bytes in "
+        )),
+        "{err}"
+    );
+    // Without -v (stderr is a pipe here): no progress.
+    let quiet = TestContext::new().with_ca(&tls.ca);
+    let out = quiet.run(&[], &input);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("fetching"), "{}", stderr(&out));
 }

@@ -1,6 +1,7 @@
 //! The one integration-test binary (ripgrep style): golden cases, the CLI, the corpus, and
 //! end-to-end runs under kpt and kustomize when they are installed.
 
+mod apply_order;
 mod authoring;
 mod catalog_cmd;
 mod cel;
@@ -16,10 +17,12 @@ mod git;
 mod golden;
 mod hardening_local;
 mod hardening_net;
+mod import_kubara;
 mod layout;
 mod limits;
 mod orchestrators;
 mod remote;
+mod runtime_sources;
 mod runtimes;
 mod servers;
 mod starlark;

@@ -275,3 +275,76 @@ source: |
     );
     assert_eq!(files["unrelated.yaml"], UNRELATED.replace("'on'", "\"on\""));
 }
+
+/// Issue 22: a package that holds its own catalog (`catalogs: [{path: team}]`). kpt reads the
+/// catalog's ServiceDefinitions as package resources; read again as an inline catalog, every
+/// definition was a duplicate ("set catalogOverwrite"). From outside the package the relative
+/// path is read from kpt's directory: the error says which directory and what to do, and no
+/// longer blames the Kptfile.
+#[test]
+fn issue16_kpt_render_of_a_package_holding_its_catalog() {
+    if !have("kpt", test_name!()) {
+        return;
+    }
+    let pkg = TestContext::new();
+    pkg.write(
+        "team/services/hello.yaml",
+        "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: hello\nspec:\n  chartPath: hello\n  status: enabled\n  configSchema:\n    type: object\n    properties:\n      message: {type: string, default: hi}\n",
+    );
+    pkg.write(
+        "team/charts/hello/cm.yaml.j2",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ instance.name }}\ndata:\n  m: {{ config.message }}\n",
+    );
+    pkg.write(
+        "app.yaml",
+        "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: Hello\nmetadata:\n  name: h\n",
+    );
+    pkg.write(
+        "fn.yaml",
+        "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: c\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nspec:\n  catalogs:\n  - path: team\n",
+    );
+    let exe = bin();
+    pkg.write(
+        "Kptfile",
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n  - exec: {}\n    configPath: fn.yaml\n",
+            exe.to_string_lossy()
+        ),
+    );
+    // From outside: kpt's directory is the parent.
+    let parent = pkg.path().parent().expect("parent");
+    let out = pkg
+        .command("kpt")
+        .current_dir(parent)
+        .args(["fn", "render", "--allow-exec"])
+        .arg(pkg.path())
+        .output()
+        .expect("run kpt");
+    assert!(!out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "catalog directory \\\"team\\\" does not exist in the current directory (a relative path is read from where the function runs: kpt runs exec functions where kpt was started, so start it from the package directory, or give an absolute path); it may be needed: services.krm-catalog.dev/v1alpha1/Hello/h is a service kind no loaded catalog defines"
+        ),
+        "{err}"
+    );
+    assert!(!err.contains("Kptfile/pkg is of group"), "{err}");
+    // From inside: the catalog is read once, and the service renders.
+    let out = kpt(&pkg, &["fn", "render", "--allow-exec", "."]);
+    assert!(
+        out.status.success(),
+        "kpt fn render failed:\n{}",
+        stderr(&out)
+    );
+    let files = snapshot(pkg.path());
+    assert!(
+        files["h.hello.yaml"].contains("m: hi"),
+        "{:?}",
+        files.keys()
+    );
+    assert!(
+        files["team/services/hello.yaml"].contains("config.kubernetes.io/local-config: \"true\""),
+        "{}",
+        files["team/services/hello.yaml"]
+    );
+}

@@ -4,11 +4,13 @@
 //! reference ([`OciRef`]) of an artifact or a container image.
 
 mod oci;
+mod runtime;
 
 use std::fmt;
 use std::str::FromStr;
 
 pub use oci::{OciRef, OciRefError, OciRefErrorKind};
+pub use runtime::RuntimeSource;
 
 /// Whether `s` is 64 lowercase hex characters (a sha256 digest without its `sha256:` prefix).
 pub fn is_sha256_hex(s: &str) -> bool {

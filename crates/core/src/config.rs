@@ -8,7 +8,9 @@ use crate::catalog_ref::{CatalogRef, CatalogRefError, Digest, GitRef};
 use crate::diagnostics::FieldPath;
 use crate::service::instance::UnknownFields;
 use crate::strict::{Problem, Reader};
-use crate::suggest;
+
+mod configmap;
+use configmap::read_configmap;
 
 /// Our own API group.
 pub const GROUP: &str = "krm-catalog.dev";
@@ -29,6 +31,7 @@ pub const SETTING_KEYS: &[&str] = &[
     "functions",
     "offline",
     "unknownFields",
+    "applyOrder",
 ];
 /// Settings that any service object or `ServiceSet` item may carry for itself.
 pub const ITEM_SETTING_KEYS: &[&str] = &["clusterType", "cluster"];
@@ -49,6 +52,7 @@ pub const CONFIGMAP_KEYS: &[&str] = &[
     "allow-unpinned",
     "offline",
     "unknown-fields",
+    "apply-order",
 ];
 
 /// A catalog source with the field path it was configured at.
@@ -151,6 +155,32 @@ pub struct Settings {
     pub offline: bool,
     /// Fields of a service instance its schema does not declare: Strict | Warn | Prune.
     pub unknown_fields: UnknownFields,
+    /// What generated objects say about their apply order (SPEC §6.5).
+    pub apply_order: ApplyOrder,
+}
+
+/// `applyOrder`: how generated objects carry the dependencies of their services.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ApplyOrder {
+    /// Nothing beyond `service.phase` in the templates (the built-in catalog's sync waves).
+    #[default]
+    None,
+    /// `config.kubernetes.io/depends-on` on generated objects, for `kpt live apply`.
+    Kpt,
+}
+
+impl ApplyOrder {
+    /// The spellings, as the config writes them.
+    pub const NAMES: [&'static str; 2] = ["none", "kpt"];
+
+    /// Parse the config spelling.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "none" => Some(Self::None),
+            "kpt" => Some(Self::Kpt),
+            _ => None,
+        }
+    }
 }
 
 impl Default for Settings {
@@ -166,6 +196,7 @@ impl Default for Settings {
             functions: Functions::default(),
             offline: false,
             unknown_fields: UnknownFields::Strict,
+            apply_order: ApplyOrder::None,
         }
     }
 }
@@ -278,6 +309,9 @@ pub fn read_spec(spec: &Value, problems: &mut Vec<Problem>) -> Settings {
     }
     if let Some(mode) = r.one_of("unknownFields", &UnknownFields::NAMES) {
         settings.unknown_fields = UnknownFields::parse(&mode).unwrap_or_default();
+    }
+    if let Some(order) = r.one_of("applyOrder", &ApplyOrder::NAMES) {
+        settings.apply_order = ApplyOrder::parse(&order).unwrap_or_default();
     }
     if let Some(functions) = r.get("functions") {
         let path = r.field_path("functions");
@@ -596,129 +630,6 @@ fn read_functions(value: &Value, path: &FieldPath, problems: &mut Vec<Problem>) 
     f
 }
 
-fn parse_bool(value: &str, path: &FieldPath, problems: &mut Vec<Problem>) -> Option<bool> {
-    match value.trim() {
-        "true" => Some(true),
-        "false" => Some(false),
-        other => {
-            problems.push(Problem::new(
-                path,
-                format!("must be \"true\" or \"false\", not \"{other}\""),
-            ));
-            None
-        }
-    }
-}
-
-fn split_list(value: &str) -> Vec<String> {
-    value
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
-/// kpt `ConfigMap` form: kebab-case keys in `data`, lists comma-separated, `cluster.<key>` for
-/// free-form cluster values.
-fn read_configmap(config: &Value, problems: &mut Vec<Problem>) -> Settings {
-    let mut s = Settings::default();
-    let data = config.get("data").cloned().unwrap_or(Value::Null);
-    let r = Reader::new(&data, "data", problems);
-    let map = r.map().clone();
-    drop(r);
-    for (key, value) in &map {
-        let path = FieldPath::parse("data").key(key);
-        let Some(text) = value.as_str() else {
-            problems.push(Problem::new(
-                &path,
-                format!("must be a string, not {}", crate::strict::type_name(value)),
-            ));
-            continue;
-        };
-        if let Some(name) = key.strip_prefix("cluster.") {
-            s.cluster
-                .insert(name.to_owned(), Value::String(text.to_owned()));
-            continue;
-        }
-        match key.as_str() {
-            "catalogs" => {
-                for (i, entry) in split_list(text).into_iter().enumerate() {
-                    let field = path.index(i);
-                    let source = match entry.parse::<CatalogRef>() {
-                        Ok(source) => source,
-                        Err(e) => {
-                            problems.push(Problem::new(&field, e.to_string()));
-                            continue;
-                        }
-                    };
-                    s.catalogs.push(CatalogEntry {
-                        source,
-                        field,
-                        standard_pattern: None,
-                    });
-                }
-            }
-            "trusted-catalogs" => s.trusted_catalogs = split_list(text),
-            "builtin" => s.builtin = parse_bool(text, &path, problems).unwrap_or(s.builtin),
-            "catalog-overwrite" => {
-                s.catalog_overwrite = parse_bool(text, &path, problems).unwrap_or(false);
-            }
-            "cluster-type" => {
-                s.cluster_type = Some(text.trim().to_owned()).filter(|t| !t.is_empty());
-            }
-            "offline" => s.offline = parse_bool(text, &path, problems).unwrap_or(false),
-            "unknown-fields" => match UnknownFields::parse(text.trim()) {
-                Some(mode) => s.unknown_fields = mode,
-                None => problems.push(Problem::new(
-                    &path,
-                    format!(
-                        "Unsupported value: \"{}\": supported values: \"Strict\", \"Warn\", \"Prune\"",
-                        text.trim()
-                    ),
-                )),
-            },
-            "mode" => match text.trim() {
-                "run" => s.functions.mode = Mode::Run,
-                "pin" => s.functions.mode = Mode::Pin,
-                other => problems.push(Problem::new(
-                    &path,
-                    format!("Unsupported value: \"{other}\": supported values: \"run\", \"pin\""),
-                )),
-            },
-            "allow-exec" => {
-                s.functions.allow_exec = parse_bool(text, &path, problems).unwrap_or(false);
-            }
-            "allow-inline-exec" => {
-                s.functions.allow_inline_exec = parse_bool(text, &path, problems).unwrap_or(false);
-            }
-            "allow-network" => {
-                s.functions.allow_network = parse_bool(text, &path, problems).unwrap_or(false);
-            }
-            "verify-tags" => {
-                s.functions.verify_tags = parse_bool(text, &path, problems).unwrap_or(false);
-            }
-            "allow-unpinned" => {
-                s.functions.allow_unpinned = parse_bool(text, &path, problems).unwrap_or(false);
-            }
-            "container-engine" => match text.trim() {
-                e @ ("docker" | "podman") => e.clone_into(&mut s.functions.container_engine),
-                other => problems.push(Problem::new(
-                    &path,
-                    format!(
-                        "Unsupported value: \"{other}\": supported values: \"docker\", \"podman\""
-                    ),
-                )),
-            },
-            _ => {
-                let hint = suggest::hint(key, CONFIGMAP_KEYS.iter().copied());
-                problems.push(Problem::new(&path, format!("unknown key \"{key}\"{hint}; free-form cluster values are written cluster.<key>")));
-            }
-        }
-    }
-    s
-}
-
 /// JSON Schema of `ResolveCatalog` (editors, `explain`, the function's KEP-2906 metadata).
 pub fn json_schema() -> Value {
     serde_json::json!({
@@ -785,6 +696,7 @@ pub fn json_schema() -> Value {
                         },
                     },
                     "offline": {"type": "boolean", "default": false, "description": "Never touch the network; fail if anything is not cached."},
+                    "applyOrder": {"type": "string", "enum": ApplyOrder::NAMES, "default": "none", "description": "kpt: generated objects carry config.kubernetes.io/depends-on naming every object generated for the services their service depends on (spec.dependsOn), for kpt live apply. none: only service.phase (the built-in catalog's Argo CD sync waves)."},
                     "unknownFields": {"type": "string", "enum": UnknownFields::NAMES, "default": "Strict", "description": "Fields of a service's config (or instance) that its schema does not declare: Strict fails with `unknown field \"spec.config.x\"` (kubectl's default), Warn drops them with a warning, Prune drops them silently."},
                 },
             },
@@ -796,6 +708,30 @@ pub fn json_schema() -> Value {
 mod unknown_fields_tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn issue23_apply_order_setting() {
+        let typed = parse(Some(&json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"applyOrder": "kpt"}})));
+        assert_eq!(typed.settings.apply_order, ApplyOrder::Kpt);
+        assert!(typed.problems.is_empty(), "{:?}", typed.problems);
+        let cm = parse(Some(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "data": {"apply-order": "kpt"}})));
+        assert_eq!(cm.settings.apply_order, ApplyOrder::Kpt);
+        assert_eq!(parse(None).settings.apply_order, ApplyOrder::None);
+        let bad = parse(Some(&json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"applyOrder": "kpr"}})));
+        assert_eq!(
+            bad.problems[0].message,
+            "Unsupported value: \"kpr\": supported values: \"none\", \"kpt\" (did you mean \"kpt\"?)"
+        );
+        let bad = parse(Some(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "data": {"apply-order": "helm"}})));
+        assert_eq!(
+            bad.problems[0].message,
+            "Unsupported value: \"helm\": supported values: \"none\", \"kpt\""
+        );
+    }
 
     #[test]
     fn issue8_unknown_fields_setting() {

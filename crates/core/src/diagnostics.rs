@@ -34,6 +34,21 @@ pub enum PathSegment {
     Key(String),
     /// An array index.
     Index(usize),
+    /// A key of a map (a schema's `additionalProperties`) as the apiserver's CEL validator
+    /// writes it, `fldPath.Key(k)`: always in brackets (`ports[http]`), where the OpenAPI
+    /// validator joins the same key with a dot (`ports.http`).
+    MapKey(String),
+}
+
+impl PathSegment {
+    /// The key of an object or map step, `None` for an index.
+    #[must_use]
+    pub fn as_key(&self) -> Option<&str> {
+        match self {
+            Self::Key(k) | Self::MapKey(k) => Some(k),
+            Self::Index(_) => None,
+        }
+    }
 }
 
 /// Where in a document a finding is: object keys and array indexes from the document root (or
@@ -63,6 +78,15 @@ impl FieldPath {
     pub fn key(&self, key: impl AsRef<str>) -> Self {
         let mut p = self.clone();
         p.push_key(key.as_ref());
+        p
+    }
+
+    /// This path with the map key `key` appended (rendered in brackets, see
+    /// [`PathSegment::MapKey`]).
+    #[must_use]
+    pub fn map_key(&self, key: impl AsRef<str>) -> Self {
+        let mut p = self.clone();
+        p.0.push(PathSegment::MapKey(key.as_ref().to_owned()));
         p
     }
 
@@ -161,7 +185,7 @@ impl fmt::Display for FieldPath {
                     }
                     f.write_str(k)?;
                 }
-                PathSegment::Key(k) => write!(f, "[{k}]")?,
+                PathSegment::Key(k) | PathSegment::MapKey(k) => write!(f, "[{k}]")?,
             }
         }
         Ok(())
@@ -220,6 +244,20 @@ impl PartialEq<&str> for FieldPath {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn issue16_map_keys_render_in_brackets_as_the_cel_validator_writes_them() {
+        let p = FieldPath::root().key("spec").key("ports").map_key("http");
+        assert_eq!(p.to_string(), "spec.ports[http]");
+        assert_eq!(
+            p.segments().last().and_then(PathSegment::as_key),
+            Some("http")
+        );
+        assert_eq!(
+            FieldPath::root().key("ports").key("http").to_string(),
+            "ports.http"
+        );
+    }
 
     #[test]
     fn renders_like_kubernetes_field_paths() {

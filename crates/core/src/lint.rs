@@ -113,6 +113,7 @@ pub fn lint_only(
         }
         errors.extend(examples(renderer, schemas, &cluster, service, &label));
     }
+    errors.extend(unfetchable_runtimes(catalog));
     errors.extend(unpinned_runtimes(catalog));
     errors
 }
@@ -244,6 +245,52 @@ fn examples(
             Err(Failed::Render(render_errors)) => {
                 for e in &render_errors {
                     errors.push(render_error(label, id, &named, e));
+                }
+            }
+        }
+    }
+    errors
+}
+
+/// Errors for runtime sources a run cannot fetch (issue 23): an exec `uri` or a Starlark `url`
+/// that [`RuntimeSource::parse`](crate::catalog_ref::RuntimeSource::parse) refuses (another
+/// scheme, a Git source without a commit or a file, a reference that does not parse), so that
+/// lint passes only what the runtime can run.
+fn unfetchable_runtimes(catalog: &Catalog) -> Vec<CatalogError> {
+    use crate::catalog::kep::Runtime;
+    use crate::catalog_ref::RuntimeSource;
+    let mut errors = Vec::new();
+    for (gvk, kind) in catalog.kinds() {
+        let Kind::Function {
+            runtime, bundle, ..
+        } = kind
+        else {
+            continue;
+        };
+        let label = catalog
+            .bundles
+            .get(*bundle)
+            .map(|b| b.origin.label())
+            .unwrap_or_default();
+        for part in runtime.parts() {
+            let sources: Vec<(String, &str)> = match part {
+                Runtime::Exec { platforms } => platforms
+                    .iter()
+                    .map(|p| (format!("{}/{} binary uri", p.os, p.arch), p.uri.as_str()))
+                    .collect(),
+                Runtime::Starlark {
+                    source,
+                    local: false,
+                    ..
+                } => vec![("starlark url".to_owned(), source.as_str())],
+                _ => Vec::new(),
+            };
+            for (what, uri) in sources {
+                if let Err(reason) = RuntimeSource::parse(uri) {
+                    errors.push(CatalogError::new(
+                        &label,
+                        format!("{gvk}: {what} {uri} {reason}"),
+                    ));
                 }
             }
         }

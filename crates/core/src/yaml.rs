@@ -105,12 +105,28 @@ fn options_for(text: &str) -> serde_saphyr::Options {
     }
 }
 
-fn convert_error(err: &serde_saphyr::Error) -> YamlError {
+fn convert_error(text: &str, err: &serde_saphyr::Error) -> YamlError {
     let location = err.location();
     let line = location
         .map(|l| l.line())
         .and_then(|l| usize::try_from(l).ok())
         .filter(|l| *l > 0);
+    // serde-saphyr's text names its own option ("set DuplicateKeyPolicy in Options"); users
+    // read YAML errors as kubectl's go-yaml prints them (issue 22).
+    if let (serde_saphyr::Error::DuplicateMappingKey { key, .. }, Some(location)) = (err, location)
+    {
+        let message = match key {
+            Some(key) => {
+                let column = usize::try_from(location.column()).unwrap_or(0);
+                match line.and_then(|l| first_definition(text, l, column, key)) {
+                    Some(first) => format!("mapping key {key:?} already defined at line {first}"),
+                    None => format!("mapping key {key:?} already defined in this mapping"),
+                }
+            }
+            None => "a mapping key is already defined in this mapping".to_owned(),
+        };
+        return YamlError { message, line };
+    }
     let mut message = err.to_string();
     // serde-saphyr appends " at line X column Y"; we report the line separately.
     if let Some(idx) = message.find(" at line ") {
@@ -118,6 +134,41 @@ fn convert_error(err: &serde_saphyr::Error) -> YamlError {
     }
     let message = humanize(&message);
     YamlError { message, line }
+}
+
+/// The line (1-based) where the block mapping holding the key at `line`:`column` first
+/// defines `key`: the nearest line above at the same column (after any `- ` of a sequence
+/// entry) that starts with the key, before the mapping ends (a line starting further left).
+/// `None` when it is not found that way (flow mappings, quoted or multi-line keys).
+fn first_definition(text: &str, line: usize, column: usize, key: &str) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().take(line.saturating_sub(1)).collect();
+    for (i, l) in lines.iter().enumerate().rev() {
+        let body = l.trim_start_matches(' ');
+        if body.is_empty() || body.starts_with('#') {
+            continue;
+        }
+        let indent = l.len() - body.len();
+        // `- - key:` entries: the key starts after every dash.
+        let mut at = indent;
+        let mut rest = body;
+        while let Some(after) = rest.strip_prefix("- ") {
+            let trimmed = after.trim_start_matches(' ');
+            at += rest.len() - trimmed.len();
+            rest = trimmed;
+        }
+        if at + 1 == column {
+            let matches = rest
+                .strip_prefix(key)
+                .is_some_and(|tail| tail.trim_start_matches(' ').starts_with(':'));
+            if matches {
+                return Some(i + 1);
+            }
+        }
+        if indent + 1 < column && at < column {
+            return None;
+        }
+    }
+    None
 }
 
 fn humanize(message: &str) -> String {
@@ -185,7 +236,7 @@ pub fn parse(text: &str) -> Result<Value, YamlError> {
 /// [`parse`] through serde-saphyr's deserializer alone.
 fn serde_parse(text: &str) -> Result<Value, YamlError> {
     let value: Option<Value> = serde_saphyr::from_str_with_options(text, options_for(text))
-        .map_err(|e| convert_error(&e))?;
+        .map_err(|e| convert_error(text, &e))?;
     Ok(value.unwrap_or(Value::Null))
 }
 
@@ -200,7 +251,7 @@ where
     serde_saphyr::with_deserializer_from_str_with_options(text, options_for(text), |de| {
         seed.deserialize(de)
     })
-    .map_err(|e| convert_error(&e))
+    .map_err(|e| convert_error(text, &e))
 }
 
 /// What a parse saw besides the value: constructs that make the source text differ from
@@ -239,7 +290,7 @@ fn serde_parse_with_shape(text: &str) -> Result<(Value, Shape), YamlError> {
         });
     });
     let value: Option<Value> =
-        serde_saphyr::from_str_with_options(text, options).map_err(|e| convert_error(&e))?;
+        serde_saphyr::from_str_with_options(text, options).map_err(|e| convert_error(text, &e))?;
     Ok((value.unwrap_or(Value::Null), shape.get()))
 }
 
@@ -472,7 +523,36 @@ mod tests {
     #[test]
     fn duplicate_keys_are_errors() {
         let err = parse("a: 1\na: 2\n").unwrap_err();
-        assert!(err.message.to_lowercase().contains("duplicate"), "{err}");
+        assert_eq!(
+            err.to_string(),
+            "line 2: mapping key \"a\" already defined at line 1"
+        );
+    }
+
+    #[test]
+    fn issue16_duplicate_keys_name_the_key_and_both_lines_as_go_yaml_does() {
+        let text = "items:\n- kind: A\n  metadata:\n    name: a\n\n    labels:\n      x: y\n    # c\n    name: b\n";
+        let err = parse(text).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 9: mapping key \"name\" already defined at line 4"
+        );
+        let err = parse("- name: a\n  name: b\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 2: mapping key \"name\" already defined at line 1"
+        );
+        let err = parse("a:\n  b: 1\nb: 2\nb: 3\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 4: mapping key \"b\" already defined at line 3"
+        );
+        // A flow mapping: the first definition is not looked for.
+        let err = parse("{a: 1, a: 2}\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "line 1: mapping key \"a\" already defined in this mapping"
+        );
     }
 }
 

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
+use super::charts::{ChartUser, chart_path_typos};
 use super::{CatalogError, is_partial};
 use crate::diagnostics::FieldPath;
 use crate::service::definition::{self, KUBARA_API_VERSION, ServiceDefinition};
@@ -268,6 +269,7 @@ impl Bundle {
                 }
             }
         }
+        loader.chart_path_typos();
         loader.finish()
     }
 
@@ -609,6 +611,22 @@ impl Loader {
                 );
             }
         }
+    }
+
+    fn chart_path_typos(&mut self) {
+        let users: Vec<ChartUser<'_>> = self
+            .definitions
+            .iter()
+            .map(|d| ChartUser {
+                id: &d.definition.id,
+                chart_path: &d.definition.chart_path,
+                file: d.file.as_deref(),
+                item: d.item,
+            })
+            .collect();
+        let files = self.templates.keys().chain(self.statics.keys());
+        let errors = chart_path_typos(&self.source, &users, files.map(String::as_str));
+        self.errors.extend(errors);
     }
 
     fn finish(self) -> Bundle {

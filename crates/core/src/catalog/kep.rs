@@ -87,7 +87,7 @@ pub struct Platform {
     pub os: String,
     /// amd64 | arm64.
     pub arch: String,
-    /// Where to download it (`https://` or `file://`).
+    /// Where to download it: `https://`, `file://`, `oci://` or `git::` ([`crate::catalog_ref::RuntimeSource`]).
     pub uri: String,
     /// Declared sha256 of the download.
     pub sha256: Option<String>,

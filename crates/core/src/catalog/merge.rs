@@ -43,6 +43,8 @@ pub struct Service {
     pub file: Option<String>,
     /// Input item it was read from (inline catalogs).
     pub item: Option<usize>,
+    /// Its dependency depth (`spec.dependsOn`; 0 for none): its apply phase (SPEC §6.5).
+    pub phase: usize,
 }
 
 /// What a group/version/kind resolves to.
@@ -201,6 +203,7 @@ impl Catalog {
                         bundle: index,
                         file: entry.file,
                         item: entry.item,
+                        phase: 0,
                     },
                 );
             }
@@ -285,6 +288,7 @@ impl Catalog {
             catalog.by_id.insert(service.definition.id.clone(), index);
             catalog.services.push(service);
         }
+        catalog.resolve_dependencies(&mut errors);
         // KEP entries, in resolution order: a later catalog may replace a kind only with
         // catalogOverwrite.
         let mut kind_origin: HashMap<Gvk, usize> = HashMap::new();
@@ -359,6 +363,25 @@ impl Catalog {
     /// The warning of a deprecated kind version (KEP `versions[].deprecated`), if it is one.
     pub fn deprecation(&self, gvk: &Gvk) -> Option<&str> {
         self.deprecations.get(gvk).map(String::as_str)
+    }
+
+    /// Set each service's phase from `spec.dependsOn`; unknown IDs and cycles are errors of
+    /// the service that names them (`depends`).
+    fn resolve_dependencies(&mut self, errors: &mut Vec<CatalogError>) {
+        let definitions: Vec<&ServiceDefinition> =
+            self.services.iter().map(|s| &s.definition).collect();
+        let (phases, findings) = super::depends::resolve(&definitions);
+        for (i, path, message) in findings {
+            let s = &self.services[i];
+            let mut e = CatalogError::new(&self.bundles[s.bundle].origin.label(), message)
+                .at(path)
+                .for_item(s.item);
+            e.file.clone_from(&s.file);
+            errors.push(e);
+        }
+        for (service, phase) in self.services.iter_mut().zip(phases) {
+            service.phase = phase;
+        }
     }
 
     /// Every service, sorted by ID.

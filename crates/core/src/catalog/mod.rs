@@ -6,6 +6,8 @@
 //! errors unless `catalogOverwrite` lets the later bundle replace the earlier entry.
 
 mod bundle;
+mod charts;
+mod depends;
 pub mod kep;
 mod merge;
 pub mod requires;

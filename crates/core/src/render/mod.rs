@@ -177,7 +177,7 @@ fn catalog_context(
         let status = statuses.get(&d.id).copied().unwrap_or(d.status);
         services.insert(
             d.id.clone(),
-            json!({"id": d.id, "status": status.as_str(), "chartPath": d.chart_path, "clusterTypes": d.cluster_types}),
+            json!({"id": d.id, "status": status.as_str(), "chartPath": d.chart_path, "clusterTypes": d.cluster_types, "dependsOn": d.depends_on, "phase": s.phase}),
         );
     }
     json!({
@@ -257,6 +257,8 @@ fn instance_context(
             "annotations": def.annotations,
             "labels": def.labels,
             "namespace": namespace,
+            "dependsOn": def.depends_on,
+            "phase": service.phase,
         },
         "instance": instance_meta,
         "status": instance.status.as_str(),

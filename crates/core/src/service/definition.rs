@@ -72,6 +72,9 @@ pub struct ServiceDefinition {
     pub gvk: Gvk,
     /// `spec.templates`: inline templates, file name → text.
     pub templates: Vec<(String, String)>,
+    /// `spec.dependsOn`: the IDs of the services this one needs (SPEC §6.5); checked against
+    /// the merged catalog by `catalog::depends`.
+    pub depends_on: Vec<String>,
     /// Non-fatal findings (e.g. schema warnings), with paths relative to the document.
     pub warnings: Vec<Problem>,
     /// `spec.deprecated` (with `spec.deprecationWarning`, KEP-5975 and CRD versions): the
@@ -278,6 +281,7 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         "deprecated",
         "deprecationWarning",
         "examples",
+        "dependsOn",
     ]);
     let chart_path = s.string("chartPath").unwrap_or_default();
     let status_text = s.string("status");
@@ -290,6 +294,7 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
     let deprecated = s.boolean("deprecated").unwrap_or(false);
     let deprecation_warning = s.string("deprecationWarning");
     let examples_value = s.get("examples").cloned();
+    let depends_on = s.strings("dependsOn").unwrap_or_default();
 
     if chart_path.trim().is_empty() {
         problems.push(Problem::new("spec.chartPath", "missing spec.chartPath"));
@@ -364,9 +369,9 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         }
     }
 
-    let deprecated_fields = schema_value
-        .as_ref()
-        .is_some_and(super::deprecation::marks_any);
+    let deprecated_fields = schema_value.as_ref().is_some_and(marks_deprecated);
+    check_depends_on(&id, &depends_on, &mut problems);
+
     let config_schema = match schema_value {
         None => None,
         Some(raw) => match ConfigSchema::parse(&raw) {
@@ -401,6 +406,7 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         cluster_types,
         config_schema,
         templates,
+        depends_on,
         warnings,
         deprecation,
         examples,
@@ -495,6 +501,60 @@ fn parse_examples(value: &Value, problems: &mut Vec<Problem>) -> Vec<Example> {
         examples.push(Example { name, config });
     }
     examples
+}
+
+/// The most entries `spec.dependsOn` may list: a service that needs more is not one service.
+pub const MAX_DEPENDS_ON: usize = 64;
+
+/// `spec.dependsOn` on its own: service IDs, each once, not the service itself, bounded.
+/// Whether each names a service of the merged catalog is `catalog::depends`'s check.
+fn check_depends_on(id: &str, depends_on: &[String], problems: &mut Vec<Problem>) {
+    let field = FieldPath::parse("spec.dependsOn");
+    if depends_on.len() > MAX_DEPENDS_ON {
+        problems.push(Problem::new(
+            field.clone(),
+            format!(
+                "Too many: {} entries, at most {MAX_DEPENDS_ON} are allowed",
+                depends_on.len()
+            ),
+        ));
+        return;
+    }
+    for (i, dep) in depends_on.iter().enumerate() {
+        let path = field.index(i);
+        if !is_rfc1123_label_starting_with_letter(dep) {
+            problems.push(Problem::new(
+                path,
+                format!(
+                    "\"{dep}\" is not a service ID (an rfc 1123 label that starts with a letter)"
+                ),
+            ));
+        } else if dep == id {
+            problems.push(Problem::new(
+                path,
+                format!(
+                    "service \"{id}\" cannot depend on itself; remove \"{dep}\" from spec.dependsOn"
+                ),
+            ));
+        } else if depends_on[..i].contains(dep) {
+            problems.push(Problem::new(
+                path,
+                format!("\"{dep}\" is listed twice; list each service once"),
+            ));
+        }
+    }
+}
+
+/// Whether a schema marks any field deprecated, anywhere in it.
+fn marks_deprecated(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => {
+            map.contains_key(crate::schema::DEPRECATED_KEYWORD)
+                || map.values().any(marks_deprecated)
+        }
+        Value::Array(list) => list.iter().any(marks_deprecated),
+        _ => false,
+    }
 }
 
 fn schema_path(path: &FieldPath) -> FieldPath {
@@ -738,6 +798,32 @@ mod tests {
         let examples = parse(&d).unwrap().examples;
         assert_eq!(examples.len(), 2);
         assert_eq!(examples[1].name.as_deref(), Some("two"));
+    }
+
+    #[test]
+    fn issue23_depends_on_lists_other_services_once() {
+        let with = |deps: Value| {
+            json!({"apiVersion": "kubara.io/v1alpha1", "kind": "ServiceDefinition",
+                "metadata": {"name": "app"}, "spec": {"chartPath": "app", "status": "enabled",
+                "dependsOn": deps}})
+        };
+        let def = parse(&with(json!(["db", "cache"]))).expect("valid");
+        assert_eq!(def.depends_on, ["db", "cache"]);
+        assert_eq!(
+            messages(&with(json!(["db", "app", "db", "Not_An_Id"]))),
+            [
+                "service \"app\" cannot depend on itself; remove \"app\" from spec.dependsOn",
+                "\"db\" is listed twice; list each service once",
+                "\"Not_An_Id\" is not a service ID (an rfc 1123 label that starts with a letter)",
+            ]
+        );
+        let many: Vec<String> = (0..=MAX_DEPENDS_ON).map(|i| format!("s{i}")).collect();
+        assert_eq!(
+            messages(&with(json!(many))),
+            ["Too many: 65 entries, at most 64 are allowed"]
+        );
+        let problems = parse(&with(json!("db"))).err().unwrap_or_default();
+        assert_eq!(problems[0].path.to_string(), "spec.dependsOn");
     }
 
     #[test]

@@ -34,15 +34,6 @@ pub fn warnings(
     out
 }
 
-/// Whether a schema marks any field deprecated, anywhere in it.
-pub fn marks_any(schema: &Value) -> bool {
-    match schema {
-        Value::Object(map) => map.contains_key(DEPRECATED_KEYWORD) || map.values().any(marks_any),
-        Value::Array(list) => list.iter().any(marks_any),
-        _ => false,
-    }
-}
-
 /// The deprecated fields set in `value`, following its schema's `properties`,
 /// `additionalProperties` and `items` (so at most as deep as the schema).
 pub fn fields(schema: &Value, value: &Value, path: &FieldPath, out: &mut Vec<Problem>) {

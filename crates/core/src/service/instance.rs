@@ -441,7 +441,7 @@ fn unknown_field_in(
         for seg in ancestors {
             holder = parent;
             parent = parent.and_then(|s| match seg {
-                PathSegment::Key(k) => s.property(k).or_else(|| {
+                PathSegment::Key(k) | PathSegment::MapKey(k) => s.property(k).or_else(|| {
                     s.additional_properties
                         .as_ref()
                         .and_then(AdditionalProperties::schema)

@@ -4,6 +4,7 @@
 pub mod definition;
 pub mod deprecation;
 pub mod instance;
+pub mod kubara_config;
 pub mod legacy;
 
 pub use definition::{ServiceDefinition, Status};

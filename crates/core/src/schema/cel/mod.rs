@@ -241,8 +241,9 @@ impl Run<'_> {
                     &node.additional_properties,
                     s.additional_properties.as_ref().and_then(|a| a.schema()),
                 ) {
+                    // The apiserver's `fldPath.Key(k)`: `ports[http]`, not `ports.http`.
                     for (k, x) in m {
-                        self.node(ap, sa, x, &path.key(k));
+                        self.node(ap, sa, x, &path.map_key(k));
                     }
                 }
                 for (k, child) in &node.properties {
@@ -660,7 +661,7 @@ mod tests {
             [
                 "l[1]: Invalid value: port must be positive",
                 "l[2]: Invalid value: port must be positive",
-                "m.b: Invalid value: \"x\": failed rule: self.startsWith('v')",
+                "m[b]: Invalid value: \"x\": failed rule: self.startsWith('v')",
             ]
         );
         // Absent and null values run no rule.
