@@ -154,8 +154,21 @@ impl RenderArgs {
         for path in &self.values {
             let label = path.display().to_string();
             let text = read_values(path)?;
-            let doc = super::parse_fn_config(path, &text)?;
-            match doc {
+            let docs = crate::yaml::parse_stream(&text)
+                .map_err(|e| CliError::Usage(format!("--values {label}: {e}")))?;
+            let mut docs: Vec<Value> = docs
+                .into_iter()
+                .map(|d| d.value)
+                .filter(|v| !v.is_null())
+                .collect();
+            if docs.len() > 1 {
+                return Err(CliError::Usage(format!(
+                    "--values {label}: {} YAML documents; a values file is one map of config values",
+                    docs.len()
+                )));
+            }
+            // An empty file is no values, as for Helm.
+            match docs.pop().unwrap_or_else(|| Value::Object(Map::new())) {
                 Value::Object(map) => merge(&mut config, map),
                 other => {
                     return Err(CliError::Usage(format!(

@@ -292,11 +292,41 @@ fn issue23_lint_values_then_set() {
         "",
     );
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("--values list.yaml: must be a map of config values, not a list")
-            || stderr(&out).contains("must be a map of config values"),
-        "{}",
-        stderr(&out)
+    assert_eq!(
+        stderr(&out),
+        "krm-catalog error: --values list.yaml: must be a map of config values, not array\n"
+    );
+    // An empty values file is no values; several documents are refused.
+    ctx.write("empty.yaml", "");
+    ctx.write("two.yaml", "a: 1\n---\nb: 2\n");
+    let out = ctx.run(
+        &[
+            "catalog",
+            "lint",
+            "team",
+            "--service",
+            "web",
+            "-f",
+            "empty.yaml",
+        ],
+        "",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ctx.run(
+        &[
+            "catalog",
+            "lint",
+            "team",
+            "--service",
+            "web",
+            "-f",
+            "two.yaml",
+        ],
+        "",
+    );
+    assert_eq!(
+        stderr(&out),
+        "krm-catalog error: --values two.yaml: 2 YAML documents; a values file is one map of config values\n"
     );
 }
 
