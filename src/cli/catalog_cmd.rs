@@ -84,7 +84,11 @@ pub(super) enum CatalogCommand {
         /// Cluster values for the test render, `key=value` (repeatable)
         #[arg(long = "cluster", value_name = "KEY=VALUE")]
         cluster: Vec<String>,
+        #[command(flatten)]
+        render: super::lint_render::RenderArgs,
     },
+    /// Write a new team catalog to start from into DIR (new or empty), which lint passes
+    Init(super::catalog_init::InitArgs),
 }
 
 /// Run a `catalog` subcommand.
@@ -124,7 +128,15 @@ pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
             with_builtin,
             standard_pattern,
             cluster,
-        } => catalog_lint(&paths, with_builtin, standard_pattern.as_deref(), &cluster),
+            render,
+        } => catalog_lint(
+            &paths,
+            with_builtin,
+            standard_pattern.as_deref(),
+            &cluster,
+            &render,
+        ),
+        CatalogCommand::Init(args) => super::catalog_init::run(&args),
     }
 }
 
@@ -676,6 +688,7 @@ fn catalog_lint(
     with_builtin: bool,
     standard_pattern: Option<&str>,
     cluster: &[String],
+    render: &super::lint_render::RenderArgs,
 ) -> Result<(), CliError> {
     let mut cluster_values = serde_json::Map::new();
     for kv in cluster {
@@ -711,6 +724,9 @@ fn catalog_lint(
         // catalog's services replace its equal ones (as catalogOverwrite does in a run).
         let lend_only = pattern.is_some() && !with_builtin;
         let (catalog, mut problems) = Catalog::merge(bundles, lend_only);
+        if render.wanted() {
+            return render.run(paths.len(), &catalog, &problems, &cluster_values);
+        }
         // Rendering a catalog that did not load cleanly would only repeat its errors.
         if !problems.iter().any(|e| !e.is_warning()) {
             let linted = bundle_label.as_str();

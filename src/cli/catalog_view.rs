@@ -69,6 +69,9 @@ struct ServiceView {
     cluster_types: Vec<String>,
     /// The config schema's top-level fields.
     config: Vec<Field>,
+    /// The warning its use gives (`spec.deprecated`); left out when it is not deprecated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deprecated: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -102,6 +105,9 @@ struct VersionView {
     has_schema: bool,
     /// The schema's top-level fields (`spec.*` for a schema of the whole object).
     config: Vec<Field>,
+    /// The warning its use gives (`deprecated: true`); left out when it is not deprecated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deprecated: Option<String>,
 }
 
 /// The KEP's runtime shape; the keys that do not apply are left out.
@@ -185,6 +191,9 @@ struct Field {
     default: Option<Value>,
     /// The first line of its `description`.
     description: Option<String>,
+    /// Its deprecation warning (`x-krm-catalog-deprecated`); left out when it has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    deprecated: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
@@ -233,10 +242,14 @@ pub(super) fn view(
                         .as_ref()
                         .map(|c| fields(c.raw(), ""))
                         .unwrap_or_default(),
+                    deprecated: d.deprecation.clone(),
                 }
             })
             .collect(),
-        functions: functions.iter().map(function_view).collect(),
+        functions: functions
+            .iter()
+            .map(|f| function_view(f, catalog))
+            .collect(),
         templates: catalog
             .templates()
             .map(|(n, _)| TemplateView {
@@ -247,7 +260,7 @@ pub(super) fn view(
     }
 }
 
-fn function_view(f: &kep::Function) -> FunctionView {
+fn function_view(f: &kep::Function, catalog: &Catalog) -> FunctionView {
     FunctionView {
         group: f.group.clone(),
         kind: f.kind.clone(),
@@ -274,6 +287,7 @@ fn function_view(f: &kep::Function) -> FunctionView {
                     .as_ref()
                     .map(|s| object_fields(s.raw()))
                     .unwrap_or_default(),
+                deprecated: catalog.deprecation(&f.gvk(v)).map(str::to_owned),
             })
             .collect(),
     }
@@ -389,6 +403,10 @@ fn fields(schema: &Value, prefix: &str) -> Vec<Field> {
                 .and_then(Value::as_str)
                 .and_then(|d| d.lines().map(str::trim).find(|l| !l.is_empty()))
                 .map(str::to_owned),
+            deprecated: sub
+                .get(crate::service::deprecation::DEPRECATED_KEYWORD)
+                .and_then(Value::as_str)
+                .map(str::to_owned),
         })
         .collect()
 }
@@ -477,6 +495,9 @@ pub(super) fn details(view: &View) -> String {
                 "    Version {} (apiVersion: {}):",
                 v.name, v.api_version
             );
+            if let Some(w) = &v.deprecated {
+                row(&mut out, 6, "Deprecated", std::slice::from_ref(w));
+            }
             runtime_text(&mut out, &v.runtime);
             let idempotent = v.idempotent.map(yes_no);
             row(&mut out, 6, "Idempotent", &opt(idempotent.as_ref()));
@@ -496,6 +517,17 @@ pub(super) fn details(view: &View) -> String {
                     &["(no schema: not validated)".to_owned()],
                 );
             }
+        }
+    }
+    let deprecated: Vec<String> = view
+        .services
+        .iter()
+        .filter_map(|s| s.deprecated.clone())
+        .collect();
+    if !deprecated.is_empty() {
+        let _ = writeln!(out, "\nDeprecated services:");
+        for w in deprecated {
+            let _ = writeln!(out, "  {w}");
         }
     }
     if view.services.iter().any(|s| !s.config.is_empty()) {
@@ -611,6 +643,9 @@ fn config_text(out: &mut String, indent: usize, config: &[Field]) {
         }
         if let Some(d) = &f.description {
             notes.push(d.clone());
+        }
+        if let Some(w) = &f.deprecated {
+            notes.push(format!("DEPRECATED: {w}"));
         }
         let required = match (f.required, any_required) {
             (true, _) => "required  ",

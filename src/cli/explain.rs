@@ -198,8 +198,63 @@ fn indent(text: &str, by: usize) -> String {
         .join("\n")
 }
 
+/// How deep `--recursive` goes (schemas are trees; this only bounds a pathological one).
+const MAX_RECURSIVE_DEPTH: usize = 64;
+
+/// The fields under `node` as `kubectl explain --recursive` lists them (kubectl's
+/// `plaintext.tmpl`, `fieldList` with `short`): one line each, `name<TAB><type>` with
+/// ` -required-` and an `enum:` line, indented two spaces per level, no descriptions; array
+/// items and map values are followed at the same level. In schema order, as `explain` lists
+/// fields here (kubectl sorts them by name).
+fn field_tree(node: &Value, depth: usize, out: &mut String) {
+    let node = node
+        .get("items")
+        .filter(|_| node.get("properties").is_none())
+        .unwrap_or(node);
+    let node = match node.get("additionalProperties") {
+        Some(ap @ Value::Object(_)) if node.get("properties").is_none() => ap,
+        _ => node,
+    };
+    let Some(props) = node.get("properties").and_then(Value::as_object) else {
+        return;
+    };
+    if depth >= MAX_RECURSIVE_DEPTH {
+        let _ = writeln!(out, "{}...", "  ".repeat(depth + 1));
+        return;
+    }
+    let required: Vec<&str> = node
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    for (name, prop) in props {
+        let req = if required.contains(&name.as_str()) {
+            " -required-"
+        } else {
+            ""
+        };
+        let pad = "  ".repeat(depth + 1);
+        let _ = writeln!(out, "{pad}{name}\t<{}>{req}", type_of(prop));
+        // kubectl's short enum line: the first four values, then `, ....`.
+        if let Some(values) = prop.get("enum").and_then(Value::as_array) {
+            let shown: Vec<String> = values
+                .iter()
+                .take(4)
+                .map(|v| match v {
+                    Value::String(s) if s.is_empty() => "\"\"".to_owned(),
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                })
+                .collect();
+            let more = if values.len() > 4 { ", ...." } else { "" };
+            let _ = writeln!(out, "{pad}enum: {}{more}", shown.join(", "));
+        }
+        field_tree(prop, depth + 1, out);
+    }
+}
+
 /// Run `explain`.
-pub fn run(target: &str, args: &CatalogArgs) -> Result<(), CliError> {
+pub fn run(target: &str, recursive: bool, args: &CatalogArgs) -> Result<(), CliError> {
     let catalog = load_for_command(args)?;
     let mut parts = target.split('.');
     let kind = parts.next().unwrap_or_default();
@@ -255,6 +310,11 @@ pub fn run(target: &str, args: &CatalogArgs) -> Result<(), CliError> {
         let _ = writeln!(out, "FIELD: {last} <{}>\n", type_of(node));
     }
     let _ = writeln!(out, "DESCRIPTION:\n{}\n", indent(&describe(node), 4));
+    if recursive {
+        let _ = writeln!(out, "FIELDS:");
+        field_tree(node, 0, &mut out);
+        return Stdout::print(&out);
+    }
     let fields_node = node
         .get("items")
         .filter(|_| node.get("properties").is_none())

@@ -4,10 +4,12 @@
 //! through [`Stdout`], so a stray print can never corrupt the KRM protocol.
 
 mod catalog_cmd;
+mod catalog_init;
 mod catalog_view;
 mod error;
 mod explain;
 mod import;
+mod lint_render;
 mod render_cmd;
 
 use std::io::{Read as _, Write as _};
@@ -79,6 +81,10 @@ enum Command {
     Explain {
         /// `KIND` or `KIND.field.path`, e.g. `CertManager.spec.config.clusterIssuer`
         target: String,
+        /// Print every field below, with its type, as a tree (no descriptions), as `kubectl
+        /// explain --recursive` does
+        #[arg(long)]
+        recursive: bool,
         #[command(flatten)]
         catalogs: CatalogArgs,
     },
@@ -211,7 +217,11 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 schema(kind.as_deref(), &catalogs)
             }
         }
-        Some(Command::Explain { target, catalogs }) => explain::run(&target, &catalogs),
+        Some(Command::Explain {
+            target,
+            recursive,
+            catalogs,
+        }) => explain::run(&target, recursive, &catalogs),
         Some(Command::Catalog(command)) => catalog_cmd::run(command),
         Some(Command::Version) => version(),
         Some(Command::Completions { shell }) => completions(shell),

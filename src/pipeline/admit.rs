@@ -62,6 +62,9 @@ pub(super) fn admit<'a>(
             continue;
         }
         let value = item.value();
+        if let Some(warning) = catalog.deprecation(&gvk_of(&*value)) {
+            results.push(KrmResult::warning(warning).about(&*value).at("apiVersion"));
+        }
         match admit_one(&value, catalog, settings, results) {
             Ok(Some(admitted)) if admitted != *value => {
                 admission.changed.insert(i, admitted);

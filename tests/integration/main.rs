@@ -2,6 +2,7 @@
 //! end-to-end runs under kpt and kustomize when they are installed.
 
 mod apply_order;
+mod authoring;
 mod catalog_cmd;
 mod cel;
 mod cli;

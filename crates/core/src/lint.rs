@@ -7,12 +7,13 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::{Catalog, CatalogError, Kind, Service};
 use crate::diagnostics::{FieldPath, PathSegment};
-use crate::render::{self, Renderer, Scope};
+use crate::render::{self, Generated, Renderer, Scope};
 use crate::schema::CEL_NOT_CHECKED;
 use crate::service::Schemas;
 use crate::service::definition::{Status, example_value};
 use crate::service::instance;
 use crate::strict::Problem;
+use crate::template::RenderError;
 
 /// Render every service of the renderer's merged catalog as enabled, with default config and
 /// the given cluster values, and report what fails. Load errors are reported by the loader
@@ -36,12 +37,6 @@ pub fn lint_only(
     let catalog = renderer.catalog();
     let mut errors = Vec::new();
     let cluster = Value::Object(cluster.clone());
-    let statuses = catalog
-        .services()
-        .iter()
-        .map(|s| (s.definition.id.clone(), Status::Enabled))
-        .collect();
-    let source = json!({"apiVersion": "services.krm-catalog.dev/v1alpha1", "kind": "ServiceSet", "metadata": {"name": "lint"}});
     for service in catalog.services() {
         let label = catalog.bundle_of(service).origin.label();
         if !only(&label) {
@@ -106,32 +101,154 @@ pub fn lint_only(
                 }
             }
         };
-        let scope = Scope {
-            source: &source,
-            instance_namespace: None,
-            cluster: &cluster,
-            statuses: &statuses,
-        };
-        let context = render::context(catalog, service, &prepared, &scope);
-        if let Err(render_errors) = renderer.render(service, &context) {
+        if let Err(render_errors) = render_prepared(renderer, &cluster, service, &prepared) {
             for e in render_errors {
-                let mut err = CatalogError::new(
+                errors.push(render_error(
                     &label,
-                    format!(
-                        "rendering \"{}\" with its defaults: {}",
-                        service.definition.id, e.message
-                    ),
-                );
-                err.file = Some(match e.line {
-                    Some(line) => format!("{}:{line}", e.template),
-                    None => e.template.clone(),
-                });
-                errors.push(err);
+                    &service.definition.id,
+                    "its defaults",
+                    &e,
+                ));
             }
         }
+        errors.extend(examples(renderer, schemas, &cluster, service, &label));
     }
     errors.extend(unfetchable_runtimes(catalog));
     errors.extend(unpinned_runtimes(catalog));
+    errors
+}
+
+/// Why a test render of one service failed.
+#[derive(Debug)]
+pub enum Failed {
+    /// The instance did not validate: the problems at their instance paths (`config.x`).
+    Invalid(Vec<Problem>),
+    /// Templates failed.
+    Render(Vec<RenderError>),
+}
+
+/// What a test render produced: the objects, and the warnings of the instance (deprecated
+/// service or fields, unknown fields dropped).
+#[derive(Debug)]
+pub struct Rendered {
+    /// The objects, in template order.
+    pub objects: Vec<Generated>,
+    /// The instance's warnings, at their instance paths.
+    pub warnings: Vec<Problem>,
+}
+
+/// Prepare `request` (an instance of `service`, `{status: enabled, config: …}`) and render it
+/// as `lint` renders every service: the one test render of `catalog lint`, its
+/// `spec.examples` and `catalog lint --values/--set`.
+///
+/// # Errors
+/// The instance's validation problems, or the templates' errors.
+pub fn render_with(
+    renderer: &Renderer<'_>,
+    schemas: &Schemas,
+    cluster: &Value,
+    service: &Service,
+    request: &Value,
+) -> Result<Rendered, Failed> {
+    let prepared = instance::prepare(
+        schemas,
+        &service.definition,
+        request,
+        &FieldPath::root(),
+        instance::UnknownFields::Strict,
+    )
+    .map_err(|r| {
+        // The rules not checked because of another error say nothing of their own.
+        let errors = r
+            .errors
+            .into_iter()
+            .filter(|p| p.message != CEL_NOT_CHECKED);
+        Failed::Invalid(errors.collect())
+    })?;
+    let objects = render_prepared(renderer, cluster, service, &prepared).map_err(Failed::Render)?;
+    Ok(Rendered {
+        objects,
+        warnings: prepared.warnings,
+    })
+}
+
+/// Render a prepared instance in lint's scope: a `ServiceSet` named `lint` that enables every
+/// service, with the given cluster values.
+fn render_prepared(
+    renderer: &Renderer<'_>,
+    cluster: &Value,
+    service: &Service,
+    prepared: &instance::Instance,
+) -> Result<Vec<Generated>, Vec<RenderError>> {
+    let catalog = renderer.catalog();
+    let statuses = catalog
+        .services()
+        .iter()
+        .map(|s| (s.definition.id.clone(), Status::Enabled))
+        .collect();
+    let source = json!({"apiVersion": "services.krm-catalog.dev/v1alpha1", "kind": "ServiceSet", "metadata": {"name": "lint"}});
+    let scope = Scope {
+        source: &source,
+        instance_namespace: None,
+        cluster,
+        statuses: &statuses,
+    };
+    let context = render::context(catalog, service, prepared, &scope);
+    renderer.render(service, &context)
+}
+
+/// A template error of a test render, named by the template file and line.
+fn render_error(label: &str, id: &str, with: &str, e: &RenderError) -> CatalogError {
+    let mut err = CatalogError::new(
+        label,
+        format!("rendering \"{id}\" with {with}: {}", e.message),
+    );
+    err.file = Some(match e.line {
+        Some(line) => format!("{}:{line}", e.template),
+        None => e.template.clone(),
+    });
+    err
+}
+
+/// Every `spec.examples` entry of a service must validate and render (issue 23); a failure
+/// names the example by its name, else its index.
+fn examples(
+    renderer: &Renderer<'_>,
+    schemas: &Schemas,
+    cluster: &Value,
+    service: &Service,
+    label: &str,
+) -> Vec<CatalogError> {
+    let id = &service.definition.id;
+    let mut errors = Vec::new();
+    for (i, example) in service.definition.examples.iter().enumerate() {
+        let at = FieldPath::parse("spec.examples").index(i);
+        let named = example
+            .name
+            .as_ref()
+            .map_or_else(|| format!("example {i}"), |n| format!("example \"{n}\""));
+        let request = json!({"status": "enabled", "config": example.config});
+        match render_with(renderer, schemas, cluster, service, &request) {
+            Ok(_) => {}
+            Err(Failed::Invalid(problems)) => {
+                for p in &problems {
+                    let mut e = CatalogError::new(
+                        label,
+                        format!("{named} of \"{id}\" is invalid: {}", p.message),
+                    )
+                    .at(at.join(&p.path))
+                    .for_item(service.item);
+                    e.file.clone_from(&service.file);
+                    errors.push(e);
+                }
+            }
+            Err(Failed::Render(render_errors)) => {
+                for e in &render_errors {
+                    errors.push(render_error(label, id, &named, e));
+                }
+            }
+        }
+    }
     errors
 }
 

@@ -445,6 +445,11 @@ impl Loader {
     }
 
     fn read_kep_catalog(&mut self, file: Option<&str>, item: Option<usize>, doc: &Value) {
+        let mut refused = Vec::new();
+        super::requires::check(doc.get("spec").unwrap_or(&Value::Null), &mut refused);
+        if !refused.is_empty() {
+            return self.problems(file, item, refused);
+        }
         match super::kep::parse(doc) {
             Ok((name, functions)) => {
                 if self.kep_name.is_none() {
@@ -479,7 +484,8 @@ impl Loader {
         let (name, spec) = super::read_frame(doc, KUBARA_API_VERSION, &mut problems);
         let mut s = Reader::new(&spec, "spec", &mut problems);
         // `standardPattern` is our extension (kubara catalogs bring no templates/).
-        s.deny_unknown(&["version", "standardPattern"]);
+        s.deny_unknown(&["version", "standardPattern", "requires"]);
+        super::requires::check(&spec, s.problems());
         let version = s.string("version");
         let standard_pattern = s.string("standardPattern");
         match &name {

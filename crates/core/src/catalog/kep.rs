@@ -112,6 +112,9 @@ pub struct Version {
     pub examples: Vec<String>,
     /// `maintainers` of this version (when they differ from the entry's).
     pub maintainers: Vec<String>,
+    /// `deprecated: true` (as a CRD version): the warning every use of this version gets,
+    /// its `deprecationWarning` or none for the apiserver's default text (issue 23).
+    pub deprecation: Option<Option<String>>,
 }
 
 /// One `spec.krmFunctions[]` entry.
@@ -194,7 +197,8 @@ pub fn parse(doc: &Value) -> Result<(Option<String>, Vec<Function>), Vec<Problem
     let mut problems = Vec::new();
     let (name, spec) = super::read_frame(doc, API_VERSION, &mut problems);
     let mut s = Reader::new(&spec, "spec", &mut problems);
-    s.deny_unknown(&["krmFunctions"]);
+    // `requires` is read by the bundle loader (issue 23, `spec.requires.krmCatalog`).
+    s.deny_unknown(&["krmFunctions", "requires"]);
     let mut functions = Vec::new();
     match spec.get("krmFunctions") {
         Some(Value::Array(list)) => {
@@ -350,7 +354,12 @@ fn parse_version(
         "runtime",
         // KEP-2985's KRMFunctionDefinition examples: whether a ConfigMap may be the config.
         "configMap",
+        // As a CRD version (issue 23).
+        "deprecated",
+        "deprecationWarning",
     ]);
+    let deprecated = r.boolean("deprecated").unwrap_or(false);
+    let deprecation_warning = r.string("deprecationWarning");
     let name = r.string("name").unwrap_or_default();
     r.boolean("configMap");
     let idempotent = r.boolean("idempotent");
@@ -366,6 +375,17 @@ fn parse_version(
             format!("version \"{name}\" must be a DNS label such as v1alpha1"),
         ));
     }
+    let deprecation = match (deprecated, deprecation_warning) {
+        (true, w) => Some(w),
+        (false, None) => None,
+        (false, Some(_)) => {
+            problems.push(Problem::new(
+                path.key("deprecationWarning"),
+                "may only be set when deprecated is true",
+            ));
+            None
+        }
+    };
     let mut schema = None;
     if let Some(s) = schema_value {
         let spath = path.key("schema");
@@ -406,6 +426,7 @@ fn parse_version(
             license,
             examples,
             maintainers,
+            deprecation,
         }),
         _ => None,
     }

@@ -98,6 +98,8 @@ pub struct Catalog {
     /// a service sees only its own catalog's chart files, so a borrowed pattern includes the
     /// borrower's `_values.yaml.j2`, never a same-named chart's of the lender.
     holders: BTreeMap<String, BTreeSet<usize>>,
+    /// The warning of each deprecated function or service version (KEP `deprecated`).
+    deprecations: HashMap<Gvk, String>,
 }
 
 /// Where one bundle's chart files (templates and static manifests) go in the merged catalog.
@@ -344,11 +346,23 @@ impl Catalog {
                     },
                 };
                 catalog.claim(&gvk);
+                if let Some(warning) = &version.deprecation {
+                    // The apiserver's text for a deprecated CRD version without a warning.
+                    let text = warning.clone().unwrap_or_else(|| {
+                        format!("{}/{} {} is deprecated", gvk.group, gvk.version, gvk.kind)
+                    });
+                    catalog.deprecations.insert(gvk.clone(), text);
+                }
                 kind_origin.insert(gvk.clone(), bundle);
                 catalog.kinds.insert(gvk, kind);
             }
         }
         (catalog, errors)
+    }
+
+    /// The warning of a deprecated kind version (KEP `versions[].deprecated`), if it is one.
+    pub fn deprecation(&self, gvk: &Gvk) -> Option<&str> {
+        self.deprecations.get(gvk).map(String::as_str)
     }
 
     /// Set each service's phase from `spec.dependsOn`; unknown IDs and cycles are errors of

@@ -10,6 +10,7 @@ mod charts;
 mod depends;
 pub mod kep;
 mod merge;
+pub mod requires;
 pub mod schema;
 
 pub use bundle::{Bundle, DefinitionEntry, FunctionEntry, Origin, StaticFile};

@@ -38,6 +38,11 @@ fn convert(v: &Value) -> Value {
     for (k, val) in m {
         match k.as_str() {
             "nullable" | "default" | "example" | "externalDocs" => {}
+            // What yaml-language-server shows on a deprecated field (an annotation to draft-07
+            // validators, which ignore it).
+            super::DEPRECATED_KEYWORD => {
+                out.insert("deprecationMessage".to_owned(), val.clone());
+            }
             _ if k.starts_with("x-kubernetes-") => {}
             "type" => {
                 out.insert(k.clone(), convert_type(Some(val), nullable, int_or_string));

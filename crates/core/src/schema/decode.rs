@@ -355,6 +355,14 @@ impl Checker {
                 "x-kubernetes-list-map-keys" => p.list_map_keys = self.string_list(v, &kp, k),
                 "x-kubernetes-map-type" => p.map_type = self.string(v, &kp, k),
                 "x-kubernetes-validations" => p.has_validations = self.validations(v, &kp),
+                // Our marker of a deprecated field (issue 23): its warning text.
+                super::DEPRECATED_KEYWORD => match v {
+                    Value::String(w) if !w.trim().is_empty() && w.len() <= 256 => {}
+                    _ => self.decode_problem(
+                        &kp,
+                        format!("`{k}` must be the warning text (1 to 256 characters)"),
+                    ),
+                },
                 _ if UNSUPPORTED_KEYWORDS.contains(&k.as_str()) => {
                     self.decode_problem(&kp, format!("`{k}` is not supported"));
                 }

@@ -60,6 +60,12 @@ pub use prune::{OBJECT_META_FIELDS, prune};
 pub use structural::{AdditionalProperties, FieldError, SchemaProblem, Structural};
 pub use validate::{CompileError, compile, has_blocking_error, validate_with};
 
+/// The schema keyword that marks a field deprecated, with its warning text (issue 23). CRD
+/// schemas have none (`x-kubernetes-deprecated` does not exist upstream; built-in types warn
+/// from Go code): a value set under it gives a warning result, as the apiserver's field
+/// deprecation warnings do.
+pub const DEPRECATED_KEYWORD: &str = "x-krm-catalog-deprecated";
+
 /// The field error the apiserver adds instead of evaluating CEL rules on an object with blocking
 /// errors (apiextensions-apiserver `pkg/registry/customresource/strategy.go` `hasBlockingErr`).
 pub const CEL_NOT_CHECKED: &str = "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";

@@ -77,7 +77,27 @@ pub struct ServiceDefinition {
     pub depends_on: Vec<String>,
     /// Non-fatal findings (e.g. schema warnings), with paths relative to the document.
     pub warnings: Vec<Problem>,
+    /// `spec.deprecated` (with `spec.deprecationWarning`, KEP-5975 and CRD versions): the
+    /// warning every use of the service gets.
+    pub deprecation: Option<String>,
+    /// `spec.examples`: configs that must validate and render (`catalog lint` checks them).
+    pub examples: Vec<Example>,
+    /// Whether its config schema marks any field deprecated (so instances of the many
+    /// services that mark none are not walked for it).
+    pub deprecated_fields: bool,
 }
+
+/// One entry of `spec.examples`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Example {
+    /// `name`, if given (lint names the example by it, else by its index).
+    pub name: Option<String>,
+    /// `config`: the service's config, as a user writes it.
+    pub config: Value,
+}
+
+/// The most `spec.examples` a definition may carry (each is rendered by `catalog lint`).
+pub const MAX_EXAMPLES: usize = 64;
 
 impl ServiceDefinition {
     /// Whether the service applies to a cluster type (no cluster type: every service applies).
@@ -258,6 +278,9 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         "version",
         "names",
         "templates",
+        "deprecated",
+        "deprecationWarning",
+        "examples",
         "dependsOn",
     ]);
     let chart_path = s.string("chartPath").unwrap_or_default();
@@ -268,6 +291,9 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
     let names = s.get("names").cloned();
     let templates_value = s.object("templates").cloned();
     let schema_value = s.get("configSchema").cloned();
+    let deprecated = s.boolean("deprecated").unwrap_or(false);
+    let deprecation_warning = s.string("deprecationWarning");
+    let examples_value = s.get("examples").cloned();
     let depends_on = s.strings("dependsOn").unwrap_or_default();
 
     if chart_path.trim().is_empty() {
@@ -343,6 +369,7 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         }
     }
 
+    let deprecated_fields = schema_value.as_ref().is_some_and(marks_deprecated);
     check_depends_on(&id, &depends_on, &mut problems);
 
     let config_schema = match schema_value {
@@ -363,6 +390,9 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         },
     };
 
+    let deprecation = deprecation_of(&id, deprecated, deprecation_warning, &mut problems);
+    let examples = examples_value.map_or_else(Vec::new, |v| parse_examples(&v, &mut problems));
+
     if !problems.is_empty() {
         return Err(problems);
     }
@@ -378,7 +408,99 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         templates,
         depends_on,
         warnings,
+        deprecation,
+        examples,
+        deprecated_fields,
     })
+}
+
+/// The warning of a deprecated service: its `deprecationWarning`, or the apiserver's default
+/// for a deprecated CRD version ("… is deprecated"). A warning without `deprecated: true` is
+/// refused, as apiextensions refuses `deprecationWarning` on a version that is not deprecated.
+fn deprecation_of(
+    id: &str,
+    deprecated: bool,
+    warning: Option<String>,
+    problems: &mut Vec<Problem>,
+) -> Option<String> {
+    match (deprecated, warning) {
+        (false, None) => None,
+        (false, Some(_)) => {
+            problems.push(Problem::new(
+                "spec.deprecationWarning",
+                "may only be set when spec.deprecated is true",
+            ));
+            None
+        }
+        (true, Some(w)) if w.trim().is_empty() || w.len() > 256 => {
+            problems.push(Problem::new(
+                "spec.deprecationWarning",
+                "must be between 1 and 256 characters (as a CRD version's deprecationWarning)",
+            ));
+            None
+        }
+        (true, Some(w)) => Some(format!("service \"{id}\" is deprecated: {w}")),
+        (true, None) => Some(format!("service \"{id}\" is deprecated")),
+    }
+}
+
+/// `spec.examples`: a list of `{name?, config}`, names unique.
+fn parse_examples(value: &Value, problems: &mut Vec<Problem>) -> Vec<Example> {
+    let Value::Array(list) = value else {
+        problems.push(Problem::new(
+            "spec.examples",
+            format!(
+                "must be a list of {{name, config}}, not {}",
+                crate::strict::type_name(value)
+            ),
+        ));
+        return Vec::new();
+    };
+    if list.len() > MAX_EXAMPLES {
+        problems.push(Problem::new(
+            "spec.examples",
+            format!(
+                "{} examples: at most {MAX_EXAMPLES} (each is rendered by catalog lint)",
+                list.len()
+            ),
+        ));
+        return Vec::new();
+    }
+    let mut examples: Vec<Example> = Vec::new();
+    for (i, entry) in list.iter().enumerate() {
+        let path = FieldPath::parse("spec.examples").index(i);
+        let mut r = Reader::new(entry, &path, problems);
+        r.deny_unknown(&["name", "config"]);
+        let name = r.string("name");
+        let Some(config) = entry.get("config").cloned() else {
+            problems.push(Problem::new(
+                path.key("config"),
+                "missing config (the service's config, `{}` for its defaults)",
+            ));
+            continue;
+        };
+        if !matches!(config, Value::Object(_)) {
+            problems.push(Problem::new(
+                path.key("config"),
+                format!(
+                    "must be the service's config (an object), not {}",
+                    crate::strict::type_name(&config)
+                ),
+            ));
+            continue;
+        }
+        if let Some(n) = &name
+            && examples.iter().any(|e| e.name.as_ref() == Some(n))
+        {
+            problems.push(Problem::new(
+                path.key("name"),
+                format!("duplicate example name \"{n}\""),
+            ));
+            continue;
+        }
+        examples.push(Example { name, config });
+    }
+    examples
 }
 
 /// The most entries `spec.dependsOn` may list: a service that needs more is not one service.
@@ -420,6 +542,18 @@ fn check_depends_on(id: &str, depends_on: &[String], problems: &mut Vec<Problem>
                 format!("\"{dep}\" is listed twice; list each service once"),
             ));
         }
+    }
+}
+
+/// Whether a schema marks any field deprecated, anywhere in it.
+fn marks_deprecated(schema: &Value) -> bool {
+    match schema {
+        Value::Object(map) => {
+            map.contains_key(crate::schema::DEPRECATED_KEYWORD)
+                || map.values().any(marks_deprecated)
+        }
+        Value::Array(list) => list.iter().any(marks_deprecated),
+        _ => false,
     }
 }
 
@@ -612,6 +746,58 @@ mod tests {
             "{m:?}"
         );
         assert!(m.contains(&"missing spec.chartPath".to_owned()));
+    }
+
+    /// Issue 23: `spec.deprecated` + `deprecationWarning` (as a CRD version) and
+    /// `spec.examples`, read strictly.
+    #[test]
+    fn issue23_deprecation_and_examples() {
+        let base = json!({"apiVersion": "kubara.io/v1alpha1", "kind": "ServiceDefinition",
+            "metadata": {"name": "old"}, "spec": {"chartPath": "old", "status": "enabled"}});
+        let mut d = base.clone();
+        d["spec"]["deprecated"] = json!(true);
+        assert_eq!(
+            parse(&d).unwrap().deprecation.as_deref(),
+            Some("service \"old\" is deprecated")
+        );
+        d["spec"]["deprecationWarning"] = json!("use new");
+        assert_eq!(
+            parse(&d).unwrap().deprecation.as_deref(),
+            Some("service \"old\" is deprecated: use new")
+        );
+        d["spec"]["deprecated"] = json!(false);
+        assert_eq!(
+            messages(&d),
+            ["may only be set when spec.deprecated is true"]
+        );
+        let mut d = base.clone();
+        d["spec"]["examples"] = json!([
+            {"name": "a", "config": {"x": 1}},
+            {"config": {}},
+            {"name": "a", "config": {}},
+            {"config": "x"},
+            {"name": "b", "confg": {}},
+        ]);
+        let found: Vec<String> = parse(&d)
+            .err()
+            .unwrap_or_default()
+            .iter()
+            .map(|p| format!("{}: {}", p.path, p.message))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "spec.examples[2].name: duplicate example name \"a\"",
+                "spec.examples[3].config: must be the service's config (an object), not string",
+                "spec.examples[4].confg: unknown field \"spec.examples[4].confg\" (did you mean \"config\"?)",
+                "spec.examples[4].config: missing config (the service's config, `{}` for its defaults)",
+            ]
+        );
+        let mut d = base;
+        d["spec"]["examples"] = json!([{"config": {"x": 1}}, {"name": "two", "config": {}}]);
+        let examples = parse(&d).unwrap().examples;
+        assert_eq!(examples.len(), 2);
+        assert_eq!(examples[1].name.as_deref(), Some("two"));
     }
 
     #[test]

@@ -211,6 +211,13 @@ pub fn prepare(
         .and_then(Value::as_str)
         .and_then(Status::parse)
         .unwrap_or(def.status);
+    let mut warnings = warnings;
+    warnings.extend(super::deprecation::warnings(
+        def,
+        raw,
+        path,
+        status == Status::Enabled,
+    ));
     Ok(Instance {
         status,
         value,
@@ -400,6 +407,9 @@ pub fn admit_object(
             *value = m;
         }
     })?;
+    // The deprecated fields the object sets (before defaulting: a default never warns).
+    let mut warnings = warnings;
+    super::deprecation::fields(schema.raw(), object, &FieldPath::root(), &mut warnings);
     Ok(Admitted {
         value: Value::Object(value),
         warnings,

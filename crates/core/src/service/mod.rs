@@ -2,6 +2,7 @@
 //! config schema checks and kubara's legacy migrations (the schema machinery is `crate::schema`).
 
 pub mod definition;
+pub mod deprecation;
 pub mod instance;
 pub mod kubara_config;
 pub mod legacy;
