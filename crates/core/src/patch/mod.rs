@@ -26,7 +26,7 @@ use crate::suggest;
 
 pub use json6902::Op;
 pub use strategic::StrategicError;
-pub use target::{Candidate, LabelSelector, Selector};
+pub use target::{Candidate, FIELDS as TARGET_FIELDS, LabelSelector, Selector};
 
 /// The most patches one service takes from one place.
 pub const MAX_PATCHES: usize = 100;
@@ -239,7 +239,11 @@ fn parse_one(entry: &Value, at: &FieldPath) -> Result<Patch, Vec<Problem>> {
         )),
     }
     let body = match map.get("patch") {
-        Some(Value::String(text)) => parse_body(text, &at.key("patch"), target.is_some()),
+        Some(Value::String(text)) => parse_body(
+            text,
+            &at.key("patch"),
+            !matches!(map.get("target"), None | Some(Value::Null)),
+        ),
         // A patch written as YAML rather than a string holding YAML: take it as it is.
         Some(value @ (Value::Object(_) | Value::Array(_))) => {
             body_of(value.clone(), &at.key("patch"), target.is_some())
@@ -247,7 +251,7 @@ fn parse_one(entry: &Value, at: &FieldPath) -> Result<Patch, Vec<Problem>> {
         Some(other) => Err(vec![Problem::new(
             at.key("patch"),
             format!(
-                "must be the patch text (a string), not {}",
+                "must be the patch text (a string, `patch: |` and the patch below it), not {}",
                 crate::strict::type_name(other)
             ),
         )]),
@@ -429,7 +433,7 @@ fn candidate(object: &Value) -> Candidate<'_> {
 }
 
 /// The objects a patch applies to (indexes into `objects`).
-fn select(patch: &Patch, objects: &[Value], service: &str) -> Result<Vec<usize>, PatchError> {
+fn select(patch: &Patch, objects: &[&Value], service: &str) -> Result<Vec<usize>, PatchError> {
     let (picked, what): (Vec<usize>, String) = match (&patch.target, &patch.body) {
         (Some(target), _) => (
             (0..objects.len())
@@ -480,7 +484,7 @@ fn select(patch: &Patch, objects: &[Value], service: &str) -> Result<Vec<usize>,
         (None, Body::Json6902(_)) => (Vec::new(), "the patch".to_owned()),
     };
     if picked.is_empty() {
-        let mut generated: Vec<String> = objects.iter().take(10).map(describe).collect();
+        let mut generated: Vec<String> = objects.iter().take(10).map(|o| describe(o)).collect();
         if objects.len() > 10 {
             generated.push(format!("and {} more", objects.len() - 10));
         }
@@ -579,17 +583,34 @@ fn apply_strategic(
 /// The first patch that matches nothing or does not apply; `objects` is then partly patched
 /// and must not be used.
 pub fn apply(patches: &[Patch], objects: &mut Vec<Value>, service: &str) -> Result<(), PatchError> {
+    apply_to(patches, objects, |o| o, |o| o, service)
+}
+
+/// [`apply`] on items that carry an object (`value`, `value_mut` reach it), so that what the
+/// caller keeps beside each object stays with it when a patch deletes one.
+///
+/// # Errors
+/// As [`apply`].
+pub fn apply_to<T>(
+    patches: &[Patch],
+    items: &mut Vec<T>,
+    value: impl Fn(&T) -> &Value,
+    value_mut: impl Fn(&mut T) -> &mut Value,
+    service: &str,
+) -> Result<(), PatchError> {
     for patch in patches {
-        let picked = select(patch, objects, service)?;
+        let objects: Vec<&Value> = items.iter().map(&value).collect();
+        let picked = select(patch, &objects, service)?;
         let mut deleted = Vec::new();
         for i in picked {
-            let Some(object) = objects.get_mut(i) else {
+            let Some(object) = items.get_mut(i).map(&value_mut) else {
                 continue;
             };
             match &patch.body {
                 Body::Strategic(p) => {
                     if !apply_strategic(patch, p, object)? {
                         deleted.push(i);
+                        continue;
                     }
                 }
                 Body::Json6902(ops) => {
@@ -608,7 +629,7 @@ pub fn apply(patches: &[Patch], objects: &mut Vec<Value>, service: &str) -> Resu
             check_object(patch, object)?;
         }
         for i in deleted.into_iter().rev() {
-            objects.remove(i);
+            items.remove(i);
         }
     }
     Ok(())

@@ -126,6 +126,14 @@ fn pattern(text: Option<&str>, at: FieldPath, problems: &mut Vec<Problem>) -> Op
             regex,
         }),
         Err(e) => {
+            // The regex crate draws the pattern and a caret over several lines; its last line
+            // says what is wrong.
+            let e = e.to_string();
+            let e = e
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .trim_start_matches("error: ");
             problems.push(Problem::new(
                 at,
                 format!("\"{text}\" is not a valid regular expression (kustomize matches it anchored, as ^(?:…)$): {e}"),
