@@ -18,6 +18,7 @@ mod hardening_net;
 mod layout;
 mod limits;
 mod orchestrators;
+mod patches;
 mod remote;
 mod runtimes;
 mod servers;

@@ -315,48 +315,74 @@ fn merge_list(
         return Ok(Outcome::Keep);
     }
     let mut rest: Vec<Option<Value>> = std::mem::take(dest).into_iter().map(Some).collect();
-    let mut out = Vec::new();
+    // Where each element of the result comes from, in kyaml's order: the patch's elements
+    // first, in its order, then the object's others.
+    let mut order: Vec<Slot> = Vec::new();
     for element in patch {
         let id = identity(element, keys);
-        if id.iter().all(Option::is_none) {
+        let found = if id.iter().all(Option::is_none) {
             // No merge key to find it by: kyaml appends it as it is.
-            out.extend(fresh(element, ty, at)?);
-            continue;
-        }
-        let found = rest
-            .iter_mut()
-            .find(|d| d.as_ref().is_some_and(|d| same(&identity(d, keys), &id)));
-        let (Some(slot), Value::Object(p)) = (found, element) else {
-            out.extend(fresh(element, ty, at)?);
-            continue;
-        };
-        let Some(mut existing) = slot.take() else {
-            continue;
-        };
-        if let Value::Object(m) = &mut existing {
-            if let Outcome::Delete = merge_map(m, p, ty, at)? {
-                continue;
-            }
-            // kyaml drops an element merged down to nothing.
-            if m.is_empty() {
-                continue;
-            }
-            for (k, v) in keys.iter().zip(&id) {
-                if let Some(v) = v
-                    && !m.contains_key(*k)
-                {
-                    m.insert((*k).to_owned(), v.clone());
-                }
-            }
+            None
         } else {
-            out.extend(fresh(element, ty, at)?);
+            rest.iter()
+                .position(|d| d.as_ref().is_some_and(|d| same(&identity(d, keys), &id)))
+        };
+        let (Some(i), Value::Object(p)) = (found, element) else {
+            order.extend(fresh(element, ty, at)?.map(Slot::New));
+            continue;
+        };
+        let Some(Value::Object(m)) = rest.get_mut(i).and_then(Option::as_mut) else {
+            order.extend(fresh(element, ty, at)?.map(Slot::New));
+            continue;
+        };
+        // kyaml drops an element deleted or merged down to nothing.
+        if matches!(merge_map(m, p, ty, at)?, Outcome::Delete) || m.is_empty() {
+            if let Some(slot) = rest.get_mut(i) {
+                *slot = None;
+            }
             continue;
         }
-        out.push(existing);
+        for (k, v) in keys.iter().zip(&id) {
+            if let Some(v) = v
+                && !m.contains_key(*k)
+            {
+                m.insert((*k).to_owned(), v.clone());
+            }
+        }
+        order.push(Slot::Old(i));
     }
-    out.extend(rest.into_iter().flatten());
-    *dest = out;
+    for (i, d) in rest.iter().enumerate() {
+        if d.is_some() && !order.iter().any(|s| matches!(s, Slot::Old(j) if *j == i)) {
+            order.push(Slot::Old(i));
+        }
+    }
+    if keys.len() > 1 {
+        // kyaml (`appendListNode` with several keys) takes each of the object's elements out
+        // and appends it again: the patch's new elements come first, then the object's, in
+        // the object's order.
+        let (mut new, mut old): (Vec<Slot>, Vec<Slot>) =
+            order.into_iter().partition(|s| matches!(s, Slot::New(_)));
+        old.sort_by_key(|s| match s {
+            Slot::Old(i) => *i,
+            Slot::New(_) => usize::MAX,
+        });
+        new.extend(old);
+        order = new;
+    }
+    *dest = order
+        .into_iter()
+        .filter_map(|s| match s {
+            Slot::New(v) => Some(v),
+            Slot::Old(i) => rest.get_mut(i).and_then(Option::take),
+        })
+        .collect();
     Ok(Outcome::Keep)
+}
+
+/// An element of a merged list: a patch element new to the list, or the object's `i`th.
+enum Slot {
+    New(Value),
+    Old(usize),
 }
 
 #[cfg(test)]
@@ -488,7 +514,7 @@ mod tests {
         assert_eq!(out["metadata"]["finalizers"], json!(["c", "a", "b"]));
         assert_eq!(
             out["spec"]["ports"],
-            json!([{"port": 80, "protocol": "TCP", "name": "web"}, {"port": 53, "protocol": "TCP"}, {"port": 53, "protocol": "UDP"}])
+            json!([{"port": 53, "protocol": "TCP"}, {"port": 80, "protocol": "TCP", "name": "web"}, {"port": 53, "protocol": "UDP"}])
         );
     }
 }
