@@ -8,7 +8,21 @@
 // type (`$ref`, or `items.$ref`) leads to one; kinds: the bundle's `resources` index without
 // `*List`, `DeleteOptions` and `WatchEvent`. Cluster-scoped kinds: its `scope: Cluster`.
 
-use super::strategic::{Field, Type};
+/// One type of the built-in schema table: the properties that matter to merging.
+#[derive(Debug)]
+pub(super) struct Type {
+    pub name: &'static str,
+    pub fields: &'static [Field],
+}
+
+/// One property: `merge` is `Some(keys)` for a merge list (no keys: a list of scalars), `of`
+/// the type of the property (or of its elements) when that type holds merge lists.
+#[derive(Debug)]
+pub(super) struct Field {
+    pub name: &'static str,
+    pub merge: Option<&'static [&'static str]>,
+    pub of: Option<&'static str>,
+}
 
 /// Types, sorted by name (binary search).
 #[rustfmt::skip]

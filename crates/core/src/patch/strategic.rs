@@ -13,23 +13,7 @@
 
 use serde_json::{Map, Value};
 
-use super::merge_keys::{CLUSTER_SCOPED, KINDS, TYPES};
-
-/// One type of the built-in schema table: the properties that matter to merging.
-#[derive(Debug)]
-pub(super) struct Type {
-    pub name: &'static str,
-    pub fields: &'static [Field],
-}
-
-/// One property: `merge` is `Some(keys)` for a merge list (no keys: a list of scalars), `of`
-/// the type of the property (or of its elements) when that type holds merge lists.
-#[derive(Debug)]
-pub(super) struct Field {
-    pub name: &'static str,
-    pub merge: Option<&'static [&'static str]>,
-    pub of: Option<&'static str>,
-}
+use super::merge_keys::{CLUSTER_SCOPED, Field, KINDS, TYPES, Type};
 
 const DIRECTIVE: &str = "$patch";
 
