@@ -718,12 +718,6 @@ impl Expander<'_, '_> {
                 }
             },
         };
-        fn value(o: &(Value, String)) -> &Value {
-            &o.0
-        }
-        fn value_mut(o: &mut (Value, String)) -> &mut Value {
-            &mut o.0
-        }
         if let Err(e) = patch::apply_to(&def.patches, objects, value, value_mut, &def.id) {
             self.results.push(
                 KrmResult::error(format!(
@@ -746,4 +740,13 @@ impl Expander<'_, '_> {
         }
         true
     }
+}
+
+/// The object of a generated `(object, template)` pair (what patches change).
+fn value(o: &(Value, String)) -> &Value {
+    &o.0
+}
+
+fn value_mut(o: &mut (Value, String)) -> &mut Value {
+    &mut o.0
 }

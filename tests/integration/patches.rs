@@ -44,7 +44,7 @@ spec:
       - name: regcred
 "#;
 
-const WIDGET: &str = r#"apiVersion: example.com/v1
+const WIDGET: &str = r"apiVersion: example.com/v1
 kind: Widget
 metadata:
   name: w
@@ -53,7 +53,7 @@ spec:
   - {name: a, size: 1}
   - {name: b, size: 2}
   settings: {color: red, shape: round}
-"#;
+";
 
 /// `(name, resources, patches)`: the `patches:` entries as a kustomization holds them.
 const CASES: [(&str, &str, &str); 9] = [
@@ -100,7 +100,7 @@ const CASES: [(&str, &str, &str); 9] = [
     (
         "$patch: delete of a container, $patch: replace of a list",
         DEPLOYMENT,
-        r#"- target: {group: apps, version: v1, kind: Deployment}
+        r"- target: {group: apps, version: v1, kind: Deployment}
   patch: |
     apiVersion: apps/v1
     kind: Deployment
@@ -113,12 +113,12 @@ const CASES: [(&str, &str, &str); 9] = [
           initContainers:
           - $patch: replace
           - {name: other, image: busybox:2}
-"#,
+",
     ),
     (
         "ports by containerPort and protocol, volumes and volumeMounts, imagePullSecrets, finalizers",
         DEPLOYMENT,
-        r#"- target: {kind: Deploy.*}
+        r"- target: {kind: Deploy.*}
   patch: |
     apiVersion: apps/v1
     kind: Deployment
@@ -139,7 +139,7 @@ const CASES: [(&str, &str, &str); 9] = [
             - {containerPort: 9090, protocol: TCP}
             volumeMounts:
             - {name: cache, mountPath: /cache}
-"#,
+",
     ),
     (
         "json6902 add, replace, remove, copy, move, test",
@@ -167,7 +167,7 @@ const CASES: [(&str, &str, &str); 9] = [
     (
         "a custom resource merges as a JSON merge patch",
         WIDGET,
-        r#"- target: {group: example.com, kind: Widget}
+        r"- target: {group: example.com, kind: Widget}
   patch: |
     apiVersion: example.com/v1
     kind: Widget
@@ -176,22 +176,22 @@ const CASES: [(&str, &str, &str); 9] = [
       items:
       - {name: b, size: 3}
       settings: {shape: null, size: large}
-"#,
+",
     ),
     (
         "$patch: delete of the whole object",
         WIDGET,
-        r#"- patch: |
+        r"- patch: |
     apiVersion: example.com/v1
     kind: Widget
     metadata: {name: w}
     $patch: delete
-"#,
+",
     ),
     (
         "a strategic-merge patch keeps the name and namespace unless allowed",
         DEPLOYMENT,
-        r#"- target: {kind: Deployment}
+        r"- target: {kind: Deployment}
   patch: |
     apiVersion: apps/v1
     kind: Deployment
@@ -203,7 +203,7 @@ const CASES: [(&str, &str, &str); 9] = [
     apiVersion: apps/v1
     kind: Deployment
     metadata: {name: renamed-too}
-"#,
+",
     ),
 ];
 
@@ -224,10 +224,9 @@ fn issue23_patches_match_kubectl_kustomize() {
     for (name, resources, patches) in CASES {
         let ctx = TestContext::new();
         ctx.write("resources.yaml", resources);
-        let indented: String = patches.lines().map(|l| format!("{l}\n")).collect();
         ctx.write(
             "kustomization.yaml",
-            format!("resources: [resources.yaml]\npatches:\n{indented}"),
+            format!("resources: [resources.yaml]\npatches:\n{patches}"),
         );
         let out = ctx
             .command("kubectl")

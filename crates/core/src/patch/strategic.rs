@@ -382,6 +382,7 @@ mod tests {
         apply(&mut object, &p).unwrap().then_some(object)
     }
 
+    #[allow(clippy::needless_pass_by_value)]
     fn deployment(containers: Value) -> Value {
         json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
                "spec": {"template": {"spec": {"containers": containers}}}})

@@ -2,10 +2,12 @@ use super::*;
 use proptest::prelude::*;
 use serde_json::json;
 
+#[allow(clippy::needless_pass_by_value)]
 fn patches(v: Value) -> Vec<Patch> {
     parse_list(&v, &FieldPath::parse("spec.patches")).unwrap()
 }
 
+#[allow(clippy::needless_pass_by_value)]
 fn problems(v: Value) -> Vec<String> {
     parse_list(&v, &FieldPath::parse("spec.patches"))
         .unwrap_err()
