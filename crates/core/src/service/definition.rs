@@ -546,9 +546,10 @@ fn patches_json_schema() -> Value {
                 "path": {"type": "string", "description": "Not supported: patch files are not read; write the patch inline under `patch`."},
                 "options": {
                     "type": "object",
+                    "description": "kustomize's patch options: a strategic-merge patch keeps the object's name and kind unless these allow a change.",
                     "properties": {
-                        "allowNameChange": {"type": "boolean"},
-                        "allowKindChange": {"type": "boolean"},
+                        "allowNameChange": {"type": "boolean", "description": "The patch's metadata.name renames the object."},
+                        "allowKindChange": {"type": "boolean", "description": "The patch's kind changes the object's kind."},
                     },
                 },
             },
