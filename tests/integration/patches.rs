@@ -254,3 +254,69 @@ fn issue23_patches_match_kubectl_kustomize() {
         );
     }
 }
+
+/// A catalog whose own patch targets a kind its service does not render.
+const CATALOG_WITH_BAD_PATCH: &str = r"apiVersion: kubara.io/v1alpha1
+kind: ServiceDefinition
+metadata:
+  name: web-app
+spec:
+  chartPath: web-app
+  status: enabled
+  patches:
+  - target:
+      kind: StatefulSet
+    patch: |
+      spec:
+        replicas: 3
+  templates:
+    deployment.yaml.j2: |
+      apiVersion: apps/v1
+      kind: Deployment
+      metadata:
+        name: {{ instance.name }}
+      spec:
+        replicas: 1
+";
+
+#[test]
+fn issue23_catalog_lint_applies_the_catalogs_own_patches() {
+    let ctx = TestContext::new();
+    ctx.write("catalog/web-app.yaml", CATALOG_WITH_BAD_PATCH);
+    let out = ctx.run(&["catalog", "lint", "catalog"], "");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        crate::util::stderr(&out),
+        "error: catalog catalog: web-app.yaml: spec.patches[0]: patch of \"web-app\" with its defaults: its target {kind: StatefulSet} matches none of the objects service \"web-app\" generated (Deployment/lint)\n"
+    );
+    ctx.write(
+        "catalog/web-app.yaml",
+        CATALOG_WITH_BAD_PATCH.replace("kind: StatefulSet", "kind: Deployment"),
+    );
+    let out = ctx.run(&["catalog", "lint", "catalog"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", crate::util::stderr(&out));
+}
+
+#[test]
+fn issue23_a_failing_catalog_patch_names_the_service_definition() {
+    let definition: String = CATALOG_WITH_BAD_PATCH
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == 0 {
+                format!("- {l}\n")
+            } else {
+                format!("  {l}\n")
+            }
+        })
+        .collect();
+    let input = format!(
+        "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{definition}- apiVersion: services.krm-catalog.dev/v1alpha1\n  kind: WebApp\n  metadata:\n    name: shop\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: function-input\n  data:\n    builtin: \"false\"\n"
+    );
+    let out = TestContext::new().run(&[], &input);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        crate::util::stderr(&out),
+        "[error] services.krm-catalog.dev/v1alpha1/WebApp/shop spec: the catalog's patch spec.patches[0] of ServiceDefinition \"web-app\" does not apply: its target {kind: StatefulSet} matches none of the objects service \"web-app\" generated (Deployment/shop); the catalog must be fixed\n"
+    );
+}

@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::{Catalog, CatalogError, Kind, Service};
 use crate::diagnostics::{FieldPath, PathSegment};
+use crate::patch;
 use crate::render::{self, Renderer, Scope};
 use crate::schema::CEL_NOT_CHECKED;
 use crate::service::Schemas;
@@ -113,7 +114,11 @@ pub fn lint_only(
             statuses: &statuses,
         };
         let context = render::context(catalog, service, &prepared, &scope);
-        if let Err(render_errors) = renderer.render(service, &context) {
+        let rendered = renderer.render(service, &context);
+        if let Ok(generated) = &rendered {
+            errors.extend(catalog_patches(&label, service, generated).map(located));
+        }
+        if let Err(render_errors) = rendered {
             for e in render_errors {
                 let mut err = CatalogError::new(
                     &label,
@@ -132,6 +137,29 @@ pub fn lint_only(
     }
     errors.extend(unpinned_runtimes(catalog));
     errors
+}
+
+/// The catalog's own patches of a service (`spec.patches`) on what it rendered with its
+/// defaults: one that matches nothing or does not apply would fail every user of the service.
+fn catalog_patches(
+    label: &str,
+    service: &Service,
+    generated: &[render::Generated],
+) -> Option<CatalogError> {
+    let def = &service.definition;
+    if def.patches.is_empty() {
+        return None;
+    }
+    let mut objects: Vec<Value> = generated.iter().map(|g| g.object.clone()).collect();
+    patch::apply(&def.patches, &mut objects, &def.id)
+        .err()
+        .map(|e| {
+            CatalogError::new(
+                label,
+                format!("patch of \"{}\" with its defaults: {e}", def.id),
+            )
+            .at(e.at().clone())
+        })
 }
 
 /// What the defaulted config of a service tells its author. Each default was already checked
