@@ -1,4 +1,4 @@
-// @generated from kubernetes-sigs/kustomize@12f9e6391464b3ad9dd3fe8182049dc1b1772990
+// Derived from kubernetes-sigs/kustomize@12f9e6391464b3ad9dd3fe8182049dc1b1772990
 // kyaml/openapi/kubernetesapi/data/kubernetes-openapi-union-v1.21.2.bundle-v1.json.gz (last
 // changed in 9216c6f573641baa6d6c2fd750f5fb2990a28464; its source is the Kubernetes v1.21.2
 // OpenAPI document, sha256 5d171b55e9601912807a870d73ffe70bb306f5889a00e76986042a0f2d7b6bc2, the
