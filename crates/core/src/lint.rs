@@ -114,11 +114,11 @@ pub fn lint_only(
             statuses: &statuses,
         };
         let context = render::context(catalog, service, &prepared, &scope);
-        let rendered = renderer.render(service, &context);
-        if let Ok(generated) = &rendered {
+        let output = renderer.render(service, &context);
+        if let Ok(generated) = &output {
             errors.extend(catalog_patches(&label, service, generated).map(located));
         }
-        if let Err(render_errors) = rendered {
+        if let Err(render_errors) = output {
             for e in render_errors {
                 let mut err = CatalogError::new(
                     &label,

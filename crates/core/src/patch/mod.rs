@@ -432,15 +432,30 @@ fn candidate(object: &Value) -> Candidate<'_> {
     }
 }
 
-/// The objects a patch applies to (indexes into `objects`).
-fn select(patch: &Patch, objects: &[&Value], service: &str) -> Result<Vec<usize>, PatchError> {
+/// The objects a patch applies to (indexes into `objects`). `original` holds each object's
+/// name and namespace before any patch: a target matches either, as kustomize's `Select`
+/// matches the original and the current id.
+fn select(
+    patch: &Patch,
+    objects: &[&Value],
+    original: &[(String, String)],
+    service: &str,
+) -> Result<Vec<usize>, PatchError> {
     let (picked, what): (Vec<usize>, String) = match (&patch.target, &patch.body) {
         (Some(target), _) => (
             (0..objects.len())
                 .filter(|&i| {
-                    objects
-                        .get(i)
-                        .is_some_and(|o| target.matches(&candidate(o)))
+                    objects.get(i).is_some_and(|o| {
+                        let current = candidate(o);
+                        target.matches(&current)
+                            || original.get(i).is_some_and(|(name, namespace)| {
+                                target.matches(&Candidate {
+                                    name,
+                                    namespace,
+                                    ..candidate(o)
+                                })
+                            })
+                    })
                 })
                 .collect(),
             format!("its target {target}"),
@@ -598,9 +613,19 @@ pub fn apply_to<T>(
     value_mut: impl Fn(&mut T) -> &mut Value,
     service: &str,
 ) -> Result<(), PatchError> {
+    let mut original: Vec<(String, String)> = items
+        .iter()
+        .map(|item| {
+            let o = value(item);
+            (
+                str_at(o, &["metadata", "name"]).to_owned(),
+                effective_namespace(o).to_owned(),
+            )
+        })
+        .collect();
     for patch in patches {
         let objects: Vec<&Value> = items.iter().map(&value).collect();
-        let picked = select(patch, &objects, service)?;
+        let picked = select(patch, &objects, &original, service)?;
         let mut deleted = Vec::new();
         for i in picked {
             let Some(object) = items.get_mut(i).map(&value_mut) else {
@@ -630,6 +655,7 @@ pub fn apply_to<T>(
         }
         for i in deleted.into_iter().rev() {
             items.remove(i);
+            original.remove(i);
         }
     }
     Ok(())

@@ -240,3 +240,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn issue23_a_target_matches_the_name_before_a_rename() {
+    let mut out = objects();
+    let p = patches(json!([
+        {"target": {"kind": "ConfigMap"}, "options": {"allowNameChange": true}, "patch": "metadata:\n  name: renamed\n"},
+        {"target": {"kind": "ConfigMap", "name": "web-env"}, "patch": "data:\n  c: '3'\n"},
+        {"target": {"kind": "ConfigMap", "name": "renamed"}, "patch": "data:\n  d: '4'\n"},
+    ]));
+    apply(&p, &mut out, "web").unwrap();
+    assert_eq!(out[2]["metadata"]["name"], json!("renamed"));
+    assert_eq!(out[2]["data"], json!({"a": "1", "c": "3", "d": "4"}));
+}
