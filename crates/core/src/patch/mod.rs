@@ -613,6 +613,9 @@ pub fn apply_to<T>(
     value_mut: impl Fn(&mut T) -> &mut Value,
     service: &str,
 ) -> Result<(), PatchError> {
+    if patches.is_empty() {
+        return Ok(());
+    }
     let mut original: Vec<(String, String)> = items
         .iter()
         .map(|item| {
