@@ -29,8 +29,8 @@ pub mod functions;
 pub mod remote;
 
 pub use krm_catalog_core::{
-    catalog, catalog_ref, config, diagnostics, lint, render, schema, service, template, verify,
-    yaml,
+    catalog, catalog_ref, config, diagnostics, lint, patch, render, schema, service, template,
+    verify, yaml,
 };
 // The core crate's helpers, under the same paths as in the core crate itself.
 pub(crate) use krm_catalog_core::{env, gvk, strict, suggest};

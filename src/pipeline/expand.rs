@@ -12,6 +12,7 @@ use super::output::{Provenance, drop_duplicates, generated_path, invalid_names, 
 use crate::catalog::{Catalog, Service};
 use crate::config::{self, ConfigKind, FunctionConfig, Settings};
 use crate::diagnostics::{FieldPath, PathSegment};
+use crate::patch;
 use crate::render::{Renderer, Scope};
 use crate::resource_list;
 use crate::results::{Diagnostic, KrmResult, Results, Warning};
@@ -700,7 +701,7 @@ impl Expander<'_, '_> {
             source: &source_identity,
             path: &path,
         };
-        let objects: Vec<(Value, String)> = generated
+        let mut objects: Vec<(Value, String)> = generated
             .into_iter()
             .enumerate()
             .map(|(i, g)| {
@@ -709,6 +710,14 @@ impl Expander<'_, '_> {
                 (object, g.template)
             })
             .collect();
+        // Patches see the stamped objects (namespace, labels) and may change or drop them;
+        // stamping again restores provenance and numbers the objects left.
+        if !self.patch(item, service, prepared, field, &mut objects) {
+            return Vec::new();
+        }
+        for (i, (object, _)) in objects.iter_mut().enumerate() {
+            stamp(object, &provenance, i);
+        }
         let mut valid = true;
         for (object, template) in &objects {
             for message in invalid_names(object, template, item) {
@@ -734,4 +743,58 @@ impl Expander<'_, '_> {
             })
             .collect()
     }
+
+    /// The catalog's patches of the service, then the user's (`<field>.patches`), on its
+    /// generated objects (SPEC §6.6); false, with the errors reported, when one does not apply.
+    fn patch(
+        &mut self,
+        item: &Value,
+        service: &Service,
+        prepared: &instance::Instance,
+        field: &str,
+        objects: &mut Vec<(Value, String)>,
+    ) -> bool {
+        let def = &service.definition;
+        let base = FieldPath::parse(field).key("patches");
+        let user = match prepared.value.get("patches") {
+            None => Vec::new(),
+            Some(value) => match patch::parse_list(value, &base) {
+                Ok(p) => p,
+                Err(problems) => {
+                    self.push_problems(item, problems);
+                    return false;
+                }
+            },
+        };
+        if let Err(e) = patch::apply_to(&def.patches, objects, value, value_mut, &def.id) {
+            self.results.push(
+                KrmResult::error(format!(
+                    "the catalog's patch {} of ServiceDefinition \"{}\" does not apply: {e}; the catalog must be fixed",
+                    e.at(),
+                    def.id
+                ))
+                .about(item)
+                .at(field),
+            );
+            return false;
+        }
+        if let Err(e) = patch::apply_to(&user, objects, value, value_mut, &def.id) {
+            self.results.push(
+                KrmResult::error(e.to_string())
+                    .about(item)
+                    .at(e.at().to_string()),
+            );
+            return false;
+        }
+        true
+    }
+}
+
+/// The object of a generated `(object, template)` pair (what patches change).
+fn value(o: &(Value, String)) -> &Value {
+    &o.0
+}
+
+fn value_mut(o: &mut (Value, String)) -> &mut Value {
+    &mut o.0
 }

@@ -21,6 +21,7 @@ mod import_kubara;
 mod layout;
 mod limits;
 mod orchestrators;
+mod patches;
 mod remote;
 mod runtime_sources;
 mod runtimes;

@@ -17,6 +17,7 @@ pub mod diagnostics;
 pub mod env;
 pub mod gvk;
 pub mod lint;
+pub mod patch;
 pub mod render;
 pub mod schema;
 pub mod service;

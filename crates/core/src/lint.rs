@@ -7,6 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::catalog::{Catalog, CatalogError, Kind, Service};
 use crate::diagnostics::{FieldPath, PathSegment};
+use crate::patch;
 use crate::render::{self, Generated, Renderer, Scope};
 use crate::schema::CEL_NOT_CHECKED;
 use crate::service::Schemas;
@@ -101,7 +102,11 @@ pub fn lint_only(
                 }
             }
         };
-        if let Err(render_errors) = render_prepared(renderer, &cluster, service, &prepared) {
+        let output = render_prepared(renderer, &cluster, service, &prepared);
+        if let Ok(generated) = &output {
+            errors.extend(catalog_patches(&label, service, generated).map(located));
+        }
+        if let Err(render_errors) = output {
             for e in render_errors {
                 errors.push(render_error(
                     &label,
@@ -296,6 +301,29 @@ fn unfetchable_runtimes(catalog: &Catalog) -> Vec<CatalogError> {
         }
     }
     errors
+}
+
+/// The catalog's own patches of a service (`spec.patches`) on what it rendered with its
+/// defaults: one that matches nothing or does not apply would fail every user of the service.
+fn catalog_patches(
+    label: &str,
+    service: &Service,
+    generated: &[render::Generated],
+) -> Option<CatalogError> {
+    let def = &service.definition;
+    if def.patches.is_empty() {
+        return None;
+    }
+    let mut objects: Vec<Value> = generated.iter().map(|g| g.object.clone()).collect();
+    patch::apply(&def.patches, &mut objects, &def.id)
+        .err()
+        .map(|e| {
+            CatalogError::new(
+                label,
+                format!("patch of \"{}\" with its defaults: {e}", def.id),
+            )
+            .at(e.at().clone())
+        })
 }
 
 /// What the defaulted config of a service tells its author. Each default was already checked

@@ -85,6 +85,9 @@ pub struct ServiceDefinition {
     /// Whether its config schema marks any field deprecated (so instances of the many
     /// services that mark none are not walked for it).
     pub deprecated_fields: bool,
+    /// `spec.patches`: the catalog's own patches on the service's output, applied before the
+    /// user's (SPEC §6.6).
+    pub patches: Vec<crate::patch::Patch>,
 }
 
 /// One entry of `spec.examples`.
@@ -282,6 +285,7 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         "deprecationWarning",
         "examples",
         "dependsOn",
+        "patches",
     ]);
     let chart_path = s.string("chartPath").unwrap_or_default();
     let status_text = s.string("status");
@@ -295,6 +299,7 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
     let deprecation_warning = s.string("deprecationWarning");
     let examples_value = s.get("examples").cloned();
     let depends_on = s.strings("dependsOn").unwrap_or_default();
+    let patches_value = s.get("patches").cloned().unwrap_or(Value::Null);
 
     if chart_path.trim().is_empty() {
         problems.push(Problem::new("spec.chartPath", "missing spec.chartPath"));
@@ -392,6 +397,11 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
 
     let deprecation = deprecation_of(&id, deprecated, deprecation_warning, &mut problems);
     let examples = examples_value.map_or_else(Vec::new, |v| parse_examples(&v, &mut problems));
+    let patches = crate::patch::parse_list(&patches_value, &FieldPath::parse("spec.patches"))
+        .unwrap_or_else(|p| {
+            problems.extend(p);
+            Vec::new()
+        });
 
     if !problems.is_empty() {
         return Err(problems);
@@ -411,6 +421,7 @@ pub fn parse(doc: &Value) -> Result<ServiceDefinition, Vec<Problem>> {
         deprecation,
         examples,
         deprecated_fields,
+        patches,
     })
 }
 
@@ -601,6 +612,7 @@ pub fn instance_json_schema(def: &ServiceDefinition) -> Value {
             }},
         }),
     );
+    properties.insert("patches".into(), patches_json_schema());
     if let Some(config) = &def.config_schema {
         let mut config_schema = config.json_schema().clone();
         if let Value::Object(map) = &mut config_schema {
@@ -647,10 +659,85 @@ pub fn instance_structural(def: &ServiceDefinition) -> Structural {
             )]),
         ),
     ];
+    let strings = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| ((*n).to_owned(), typed("string")))
+            .collect()
+    };
+    let booleans = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| ((*n).to_owned(), typed("boolean")))
+            .collect()
+    };
+    properties.push((
+        "patches".to_owned(),
+        Structural {
+            // Unknown fields are kept for `patch::parse_list`, which names them with a hint
+            // (and refuses `path` saying why) beside every other problem of the patch.
+            items: Some(Box::new(Structural {
+                x_preserve_unknown_fields: true,
+                ..object(vec![
+                    (
+                        "target".to_owned(),
+                        Structural {
+                            x_preserve_unknown_fields: true,
+                            ..object(strings(&crate::patch::TARGET_FIELDS))
+                        },
+                    ),
+                    ("patch".to_owned(), typed("string")),
+                    ("path".to_owned(), typed("string")),
+                    (
+                        "options".to_owned(),
+                        Structural {
+                            x_preserve_unknown_fields: true,
+                            ..object(booleans(&["allowNameChange", "allowKindChange"]))
+                        },
+                    ),
+                ])
+            })),
+            ..typed("array")
+        },
+    ));
     if let Some(config) = &def.config_schema {
         properties.push(("config".to_owned(), config.structural().clone()));
     }
     object(properties)
+}
+
+/// The JSON Schema of `patches` (kustomize's `patches:` entries; `patch::parse_list` reads
+/// them and names what is wrong, `path` included).
+fn patches_json_schema() -> Value {
+    let target: Map<String, Value> = crate::patch::TARGET_FIELDS
+        .iter()
+        .map(|f| ((*f).to_owned(), json!({"type": "string"})))
+        .collect();
+    json!({
+        "type": "array",
+        "title": "Patches",
+        "description": "kustomize-style patches applied to this service's generated objects after templating (after the catalog's own): each has `patch` (a strategic-merge patch or a JSON 6902 list, as a string) and an optional `target` (group, version, kind, name, namespace as anchored regular expressions; labelSelector, annotationSelector). A patch that matches nothing is an error.",
+        "items": {
+            "type": "object",
+            "properties": {
+                "target": {
+                    "type": "object",
+                    "description": "Which generated objects the patch applies to; without it a strategic-merge patch names its object by apiVersion, kind and metadata.name.",
+                    "properties": target,
+                },
+                "patch": {"type": "string", "description": "A strategic-merge patch (YAML map) or a JSON 6902 patch (list of operations)."},
+                "path": {"type": "string", "description": "Not supported: patch files are not read; write the patch inline under `patch`."},
+                "options": {
+                    "type": "object",
+                    "description": "kustomize's patch options: a strategic-merge patch keeps the object's name and kind unless these allow a change.",
+                    "properties": {
+                        "allowNameChange": {"type": "boolean", "description": "The patch's metadata.name renames the object."},
+                        "allowKindChange": {"type": "boolean", "description": "The patch's kind changes the object's kind."},
+                    },
+                },
+            },
+        },
+    })
 }
 
 #[cfg(test)]
