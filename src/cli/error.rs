@@ -291,3 +291,20 @@ pub fn finish(outcome: Result<(), CliError>) -> ExitCode {
         }
     }
 }
+
+/// A catalog reference on the command line (see [`crate::catalog_ref::CatalogRef`]); a bad one fails before any
+/// request, naming the URL (no field path does here).
+pub(super) fn parse_reference(reference: &str) -> Result<crate::catalog_ref::CatalogRef, CliError> {
+    reference
+        .parse::<crate::catalog_ref::CatalogRef>()
+        .map_err(CliError::Reference)
+}
+
+/// A bundle's load problems, each at its severity.
+pub(super) fn problems(bundle: &crate::catalog::Bundle) -> Vec<(crate::results::Severity, String)> {
+    bundle
+        .problems
+        .iter()
+        .map(|p| (crate::results::Diagnostic::severity(p), p.to_string()))
+        .collect()
+}

@@ -5,6 +5,7 @@
 
 mod catalog_cmd;
 mod catalog_init;
+mod catalog_pull;
 mod catalog_view;
 mod error;
 mod explain;

@@ -422,6 +422,24 @@ fn issue23_starlark_scripts_from_a_git_commit_and_an_oci_artifact() {
                 "apiVersion: config.kubernetes.io/v1alpha1\nkind: KRMFunctionCatalog\nmetadata:\n  name: scripts\nspec:\n  krmFunctions:\n  - group: fn.acme.dev\n    names:\n      kind: Hello\n    versions:\n    - name: v1\n      runtime:\n        starlark: {{url: \"{url}\", sha256: {hex}}}\n"
             ),
         );
+        // `catalog pull` caches the script, so the first run may be offline.
+        let out = pkg.run(&["catalog", "pull", "catalog.yaml"], "");
+        assert!(out.status.success(), "{url}: pull: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains(&format!(
+                "pulled starlark script of fn.acme.dev/v1/Hello ({url})"
+            )),
+            "{}",
+            stdout(&out)
+        );
+        let offline = input("Hello", "{mode: run}").replace(ONLINE, OFFLINE);
+        let out = pkg.run(&[], &offline);
+        assert!(out.status.success(), "{url}: offline: {}", stderr(&out));
+        assert!(
+            stdout(&out).contains("message: hello from the script"),
+            "{}",
+            stdout(&out)
+        );
         let out = pkg.run(&[], &input("Hello", "{mode: run}"));
         assert!(
             out.status.success(),
@@ -429,12 +447,5 @@ fn issue23_starlark_scripts_from_a_git_commit_and_an_oci_artifact() {
             stdout(&out),
             stderr(&out)
         );
-        assert!(
-            stdout(&out).contains("message: hello from the script"),
-            "{}",
-            stdout(&out)
-        );
-        let offline = input("Hello", "{mode: run}").replace(ONLINE, OFFLINE);
-        assert!(pkg.run(&[], &offline).status.success(), "{url}: offline");
     }
 }
