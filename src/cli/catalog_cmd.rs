@@ -29,11 +29,8 @@ pub(super) enum CatalogCommand {
         /// README)
         #[arg(short, long, value_enum, default_value = "text")]
         output: super::catalog_view::Format,
-        /// Require a cosign signature of the OCI catalog's digest by this PEM public key
-        /// (`cosign.pub`; repeatable), as a `trustedCatalogs` entry with `publicKeyFile` does,
-        /// and show the signer
-        #[arg(long = "public-key", value_name = "FILE")]
-        public_keys: Vec<PathBuf>,
+        #[command(flatten)]
+        signature: SignatureArgs,
     },
     /// Fill in every missing pin, editing the files in place: the sha256 of a local catalog's
     /// runtimes (images from their registry, binaries and Starlark scripts from their
@@ -48,10 +45,8 @@ pub(super) enum CatalogCommand {
     Verify {
         /// A directory or file, `https://…`, `oci://…`, or `builtin`
         reference: String,
-        /// Also require a cosign signature of the OCI catalog's digest by this PEM public key
-        /// (`cosign.pub`; repeatable), and show the signer
-        #[arg(long = "public-key", value_name = "FILE")]
-        public_keys: Vec<PathBuf>,
+        #[command(flatten)]
+        signature: SignatureArgs,
     },
     /// Prepare the cache for offline runs and network-less containers: fetch remote catalogs,
     /// and download, verify (sha256) and install the exec binaries of every catalog given
@@ -87,14 +82,121 @@ pub(super) enum CatalogCommand {
     },
 }
 
+/// The cosign signatures `catalog view` and `verify` require of an OCI catalog (SPEC §7.5).
+#[derive(Debug, Default, clap::Args)]
+pub(super) struct SignatureArgs {
+    /// Require a cosign signature of the OCI catalog's digest by this PEM public key
+    /// (`cosign.pub`; repeatable), as a `trustedCatalogs` entry with `publicKeyFile` does,
+    /// and show the signer
+    #[arg(long = "public-key", value_name = "FILE")]
+    public_keys: Vec<PathBuf>,
+    /// Require a keyless cosign signature whose certificate names exactly this identity (an
+    /// email or URI subject alternative name), as cosign's flag of the same name; needs
+    /// --certificate-oidc-issuer, --trust-root and --rekor-public-key
+    #[arg(
+        long,
+        value_name = "NAME",
+        conflicts_with = "certificate_identity_regexp"
+    )]
+    certificate_identity: Option<String>,
+    /// The same, with a regular expression matched anywhere in the name (anchor it: `^…$`)
+    #[arg(long, value_name = "REGEXP")]
+    certificate_identity_regexp: Option<String>,
+    /// The OIDC issuer the keyless certificate must carry, exactly
+    #[arg(long, value_name = "URL")]
+    certificate_oidc_issuer: Option<String>,
+    /// PEM file of the Fulcio root certificate(s) (and intermediates) the keyless certificate
+    /// must chain to
+    #[arg(long, value_name = "FILE")]
+    trust_root: Option<PathBuf>,
+    /// PEM file of the Rekor log's public key that signed the bundle (the SET)
+    #[arg(long, value_name = "FILE")]
+    rekor_public_key: Option<PathBuf>,
+}
+
+impl SignatureArgs {
+    /// Whether any signature is required.
+    fn is_empty(&self) -> bool {
+        self.public_keys.is_empty()
+            && self.certificate_identity.is_none()
+            && self.certificate_identity_regexp.is_none()
+            && self.certificate_oidc_issuer.is_none()
+            && self.trust_root.is_none()
+            && self.rekor_public_key.is_none()
+    }
+
+    /// The keys and the keyless policy given.
+    fn verifiers(&self) -> Result<Vec<crate::remote::cosign::Verifier>, CliError> {
+        use crate::remote::cosign::{Identity, KeylessPolicy, PublicKey, Verifier};
+        let mut out = Vec::new();
+        for path in &self.public_keys {
+            let text = fs_err::read_to_string(path)?;
+            let key = PublicKey::from_pem(&text, &path.display().to_string())
+                .map_err(crate::remote::RemoteError::from)?;
+            out.push(Verifier::Key(key));
+        }
+        let identity =
+            match (
+                &self.certificate_identity,
+                &self.certificate_identity_regexp,
+            ) {
+                (Some(exact), _) => Some(Identity::Exact(exact.clone())),
+                (None, Some(re)) => Some(Identity::Regexp(regex::Regex::new(re).map_err(|e| {
+                    CliError::Usage(format!("--certificate-identity-regexp: {e}"))
+                })?)),
+                (None, None) => None,
+            };
+        let keyless = (
+            identity,
+            &self.certificate_oidc_issuer,
+            &self.trust_root,
+            &self.rekor_public_key,
+        );
+        match keyless {
+            (None, None, None, None) => {}
+            (Some(identity), Some(issuer), Some(root), Some(rekor)) => {
+                let root_text = read_bounded(root)?;
+                let rekor_text = read_bounded(rekor)?;
+                let policy = KeylessPolicy::new(
+                    identity,
+                    issuer,
+                    (&root_text, &root.display().to_string()),
+                    (&rekor_text, &rekor.display().to_string()),
+                )
+                .map_err(crate::remote::RemoteError::from)?;
+                out.push(Verifier::Keyless(Box::new(policy)));
+            }
+            _ => {
+                return Err(CliError::Usage(
+                    "a keyless signature needs all of --certificate-identity (or --certificate-identity-regexp), --certificate-oidc-issuer, --trust-root and --rekor-public-key".to_owned(),
+                ));
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A trust root or key file, at most 256 KiB.
+fn read_bounded(path: &std::path::Path) -> Result<String, CliError> {
+    const MAX: u64 = 256 * 1024;
+    let size = fs_err::metadata(path)?.len();
+    if size > MAX {
+        return Err(CliError::Usage(format!(
+            "{}: {size} bytes, more than {MAX} (a PEM file of certificates or a key)",
+            path.display()
+        )));
+    }
+    Ok(fs_err::read_to_string(path)?)
+}
+
 /// Run a `catalog` subcommand.
 pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
     match command {
         CatalogCommand::View {
             reference,
             output,
-            public_keys,
-        } => catalog_view(&reference, output, &public_keys),
+            signature,
+        } => catalog_view(&reference, output, &signature),
         CatalogCommand::Pull {
             references,
             platforms,
@@ -117,8 +219,8 @@ pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
         CatalogCommand::Lock { path } => catalog_lock(&path),
         CatalogCommand::Verify {
             reference,
-            public_keys,
-        } => catalog_verify(&reference, &public_keys),
+            signature,
+        } => catalog_verify(&reference, &signature),
         CatalogCommand::Lint {
             paths,
             with_builtin,
@@ -139,24 +241,23 @@ fn parse_reference(reference: &str) -> Result<CatalogRef, CliError> {
 fn check_signed(
     source: &CatalogRef,
     bundle: &Bundle,
-    keys: &[PathBuf],
+    signature: &SignatureArgs,
     remote: &crate::remote::Remote,
 ) -> Result<Vec<crate::remote::cosign::Signer>, CliError> {
-    if keys.is_empty() {
+    if signature.is_empty() {
         return Ok(Vec::new());
     }
+    let public = signature.verifiers()?;
     let (CatalogRef::Oci(reference), Some(pin)) = (source, &bundle.pin) else {
+        let flag = if signature.public_keys.is_empty() {
+            "--certificate-identity"
+        } else {
+            "--public-key"
+        };
         return Err(CliError::Usage(format!(
-            "--public-key: {source} is not an OCI catalog; cosign signatures are checked for oci:// catalogs only"
+            "{flag}: {source} is not an OCI catalog; cosign signatures are checked for oci:// catalogs only"
         )));
     };
-    let mut public = Vec::new();
-    for path in keys {
-        let text = fs_err::read_to_string(path)?;
-        let key = crate::remote::cosign::PublicKey::from_pem(&text, &path.display().to_string())
-            .map_err(crate::remote::RemoteError::from)?;
-        public.push(key);
-    }
     let name = crate::catalog_ref::OciRef::parse(reference)
         .map_err(|e| CliError::Usage(format!("oci://{reference}: {}", e.kind)))?
         .name();
@@ -266,7 +367,7 @@ fn catalog_lock(path: &std::path::Path) -> Result<(), CliError> {
     Stdout::print(&out)
 }
 
-fn catalog_verify(reference: &str, public_keys: &[PathBuf]) -> Result<(), CliError> {
+fn catalog_verify(reference: &str, signature: &SignatureArgs) -> Result<(), CliError> {
     let source = parse_reference(reference)?;
     let remote = crate::remote::Remote::new(false);
     let bundle = match &source {
@@ -274,7 +375,7 @@ fn catalog_verify(reference: &str, public_keys: &[PathBuf]) -> Result<(), CliErr
         CatalogRef::Path(p) => Bundle::from_path(p, std::path::Path::new(p)),
         _ => remote.pull(&source)?,
     };
-    let signers = check_signed(&source, &bundle, public_keys, &remote)?;
+    let signers = check_signed(&source, &bundle, signature, &remote)?;
     // A catalog that did not load cleanly is still checked, and fails at the end.
     let failed_load = bundle.problems.iter().any(|p| !p.is_warning());
     error::print_problems(&problems(&bundle));
@@ -500,7 +601,7 @@ fn catalog_pull(
 fn catalog_view(
     reference: &str,
     format: super::catalog_view::Format,
-    public_keys: &[PathBuf],
+    signature: &SignatureArgs,
 ) -> Result<(), CliError> {
     let source = parse_reference(reference)?;
     let remote = !source.is_path();
@@ -514,7 +615,7 @@ fn catalog_view(
     } else {
         Bundle::from_path(reference, std::path::Path::new(reference))
     };
-    let signers = check_signed(&source, &bundle, public_keys, &client)?;
+    let signers = check_signed(&source, &bundle, signature, &client)?;
     // The catalog is shown alone: a pattern it borrows (its Catalog document's
     // standardPattern) is named, not loaded, so asking for one does not fail the view.
     let mut bundle = bundle;

@@ -126,7 +126,7 @@ pub fn check_signature(
             &pinned.reference(),
             &pinned.image.name(),
             digest,
-            std::slice::from_ref(&key),
+            &[crate::remote::cosign::Verifier::Key(key)],
         )
         .map_err(|e| e.to_string())?
         .pop()

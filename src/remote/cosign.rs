@@ -6,7 +6,8 @@
 //! and, in the annotation `dev.cosignproject.cosign/signature`, the base64 signature of that
 //! document's bytes. Keys are what `cosign generate-key-pair` writes (ECDSA P-256, SHA-256,
 //! ASN.1 signatures) or Ed25519, as PEM `PUBLIC KEY`s; `ring` verifies both. Keyless
-//! signatures (Fulcio certificates, Rekor bundles) are not checked here.
+//! signatures (Fulcio certificates, Rekor bundles) are checked by `keyless.rs`; a `Verifier`
+//! is either.
 //!
 //! Fail closed: no signature tag, no layer that verifies with the key, a verified payload that
 //! signs another digest or is not a simple-signing document: each is an error naming the
@@ -18,6 +19,7 @@ use base64::Engine as _;
 use serde_json::Value;
 
 pub use super::error::CosignError;
+pub use super::keyless::{Identity, KeylessPolicy, KeylessSigner};
 use super::net::{Artifact, Layer};
 use super::{Remote, RemoteError};
 use crate::verify::sha256_hex;
@@ -56,7 +58,7 @@ enum Algorithm {
 
 /// The DER prefix of a P-256 SubjectPublicKeyInfo (id-ecPublicKey, prime256v1, a 66-byte
 /// bit string): the uncompressed point (65 bytes, `04 ‖ x ‖ y`) follows.
-const P256_SPKI_PREFIX: [u8; 26] = [
+pub(super) const P256_SPKI_PREFIX: [u8; 26] = [
     0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a,
     0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
 ];
@@ -129,6 +131,15 @@ impl PublicKey {
         &self.source
     }
 
+    /// An ECDSA P-256 key's uncompressed point and DER SubjectPublicKeyInfo.
+    pub(super) fn p256_point(&self) -> Option<(&[u8], Vec<u8>)> {
+        (self.algorithm == Algorithm::EcdsaP256).then(|| {
+            let mut der = P256_SPKI_PREFIX.to_vec();
+            der.extend_from_slice(&self.raw);
+            (self.raw.as_slice(), der)
+        })
+    }
+
     /// Whether `signature` is this key's signature of `message`.
     fn verifies(&self, message: &[u8], signature: &[u8]) -> bool {
         let algorithm: &dyn ring::signature::VerificationAlgorithm = match self.algorithm {
@@ -148,33 +159,86 @@ impl std::fmt::Display for PublicKey {
     }
 }
 
-/// A `spec.trustedCatalogs` entry's key, read: what the entry covers must be signed by it.
+/// What a signature must verify with: a public key, or a keyless policy (a certificate
+/// identity and issuer under a trust root, logged by a Rekor log).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verifier {
+    /// `publicKey`, `publicKeyFile`, `--public-key`.
+    Key(PublicKey),
+    /// `keyless`, `--certificate-identity` and its companions.
+    Keyless(Box<KeylessPolicy>),
+}
+
+impl Verifier {
+    /// Who requires the signature, for messages: `the key …` or `the keyless identity …`.
+    fn requirement(&self) -> String {
+        match self {
+            Self::Key(key) => format!("the key {key}"),
+            Self::Keyless(policy) => format!("the keyless {policy}"),
+        }
+    }
+
+    /// How such a signature is made.
+    fn how(&self) -> &'static str {
+        match self {
+            Self::Key(_) => "cosign sign --key",
+            Self::Keyless(_) => "cosign sign",
+        }
+    }
+
+    /// Check a signature manifest with this key or policy.
+    pub fn verify(
+        &self,
+        reference: &str,
+        digest: &str,
+        signature: &Artifact,
+    ) -> Result<Signer, CosignError> {
+        match self {
+            Self::Key(key) => verify(reference, digest, key, signature),
+            Self::Keyless(policy) => super::keyless::verify(reference, digest, policy, signature),
+        }
+    }
+}
+
+/// A `spec.trustedCatalogs` entry's key or keyless policy, read: what the entry covers must be
+/// signed so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrustedKey {
     /// The entry's source (an exact reference or a prefix ending in `*`).
     pub source: String,
-    /// The key.
-    pub key: PublicKey,
+    /// The key or policy.
+    pub key: Verifier,
 }
 
-/// What a verified signature says: who signed (the key) what (the digest).
+/// What a verified signature says: who signed (the key, or the keyless identity) what (the
+/// digest).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Signer {
-    /// The key it verifies with.
+    /// The key it verifies with (or, keyless, the policy it satisfies).
     pub key: String,
     /// The digest signed.
     pub digest: String,
+    /// A keyless signature's certificate identity, issuer and Rekor log index.
+    pub keyless: Option<KeylessSigner>,
 }
 
-/// `signed: key sha256:<fingerprint> (<source>)`, what `catalog view` and `verify` print.
+/// `key sha256:<fingerprint> (<source>)` or `keyless <identity> (issuer <issuer>, Rekor log
+/// index <n>)`: what `catalog view` and `verify` print.
 impl std::fmt::Display for Signer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "key {}", self.key)
+        match &self.keyless {
+            Some(k) => write!(
+                f,
+                "keyless {} (issuer {}, Rekor log index {})",
+                k.identity, k.issuer, k.log_index
+            ),
+            None => write!(f, "key {}", self.key),
+        }
     }
 }
 
 /// The digest a simple-signing document signs, or why it is not one.
-fn signed_digest(payload: &[u8]) -> Result<String, String> {
+pub(super) fn signed_digest(payload: &[u8]) -> Result<String, String> {
     let value: Value = serde_json::from_slice(payload).map_err(|e| format!("not JSON ({e})"))?;
     let critical = value.get("critical").ok_or("no \"critical\" section")?;
     let kind = critical.get("type").and_then(Value::as_str);
@@ -234,6 +298,7 @@ pub fn verify(
                 return Ok(Signer {
                     key: key.to_string(),
                     digest: digest.to_owned(),
+                    keyless: None,
                 });
             }
             Ok(signed) => {
@@ -275,7 +340,7 @@ impl Remote {
         reference: &str,
         name: &str,
         digest: &str,
-        keys: &[PublicKey],
+        keys: &[Verifier],
     ) -> Result<Vec<Signer>, RemoteError> {
         let Some(first) = keys.first() else {
             return Ok(Vec::new());
@@ -284,7 +349,7 @@ impl Remote {
         let cache_ref = format!("oci://{name}:{tag}");
         let all = |artifact: &Artifact| -> Result<Vec<Signer>, CosignError> {
             keys.iter()
-                .map(|k| verify(reference, digest, k, artifact))
+                .map(|k| k.verify(reference, digest, artifact))
                 .collect()
         };
         let cached = self.cached_signature(&cache_ref);
@@ -298,7 +363,7 @@ impl Remote {
                 reference: reference.to_owned(),
                 digest: digest.to_owned(),
                 tag,
-                key: first.to_string(),
+                required: first.requirement(),
                 cache: self.cache.describe(),
             }
             .into());
@@ -308,7 +373,8 @@ impl Remote {
                 reference: reference.to_owned(),
                 digest: digest.to_owned(),
                 tag,
-                key: first.to_string(),
+                required: first.requirement(),
+                how: first.how(),
             }
             .into());
         };
