@@ -15,6 +15,7 @@ mod git;
 mod golden;
 mod hardening_local;
 mod hardening_net;
+mod keyless;
 mod layout;
 mod limits;
 mod orchestrators;
