@@ -8,6 +8,7 @@ mod catalog_view;
 mod error;
 mod explain;
 mod render_cmd;
+mod signature_args;
 
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;

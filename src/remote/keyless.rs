@@ -25,8 +25,9 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::cosign::{CosignError, Signer, signature_layers, signed_digest};
+use super::error::CosignError;
 use super::net::Artifact;
+use super::signing::{KeylessSigner, Signer, signature_layers, signed_digest};
 use super::x509;
 use crate::verify::sha256_hex;
 
@@ -149,7 +150,7 @@ impl KeylessPolicy {
                 "holds no root certificate (-----BEGIN CERTIFICATE----- of a self-issued CA: Fulcio's root, e.g. from `cosign initialize`'s trusted_root.json or your own Fulcio's)".to_owned(),
             ));
         }
-        let key = super::cosign::PublicKey::from_pem(rekor, rekor_name)?;
+        let key = super::signing::PublicKey::from_pem(rekor, rekor_name)?;
         let Some((point, der)) = key.p256_point() else {
             return Err(bad(
                 rekor_name,
@@ -187,17 +188,6 @@ impl std::fmt::Display for KeylessPolicy {
             self.identity, self.issuer, self.trust_root
         )
     }
-}
-
-/// The signer a verified keyless signature names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeylessSigner {
-    /// The certificate's subject alternative name that matched.
-    pub identity: String,
-    /// Its OIDC issuer.
-    pub issuer: String,
-    /// The Rekor entry's log index.
-    pub log_index: i64,
 }
 
 /// The Rekor bundle of a layer, read.
@@ -511,7 +501,7 @@ pub fn verify(
     policy: &KeylessPolicy,
     signature: &Artifact,
 ) -> Result<Signer, CosignError> {
-    let tag = super::cosign::signature_tag(digest);
+    let tag = super::signing::signature_tag(digest);
     let manifest: Value = serde_json::from_slice(&signature.manifest).unwrap_or(Value::Null);
     let mut count = 0;
     let mut first_reason: Option<String> = None;
@@ -526,7 +516,7 @@ pub fn verify(
             .and_then(Value::as_str)
             .and_then(|d| signature.layers.iter().find(|l| l.digest == d));
         let sig = annotations
-            .get(super::cosign::SIGNATURE_ANNOTATION)
+            .get(super::signing::SIGNATURE_ANNOTATION)
             .and_then(Value::as_str)
             .and_then(|s| {
                 base64::engine::general_purpose::STANDARD
@@ -540,7 +530,7 @@ pub fn verify(
             (None, _) => Err("its layer was not fetched".to_owned()),
             (_, None) => Err(format!(
                 "its {} annotation is missing or not base64",
-                super::cosign::SIGNATURE_ANNOTATION
+                super::signing::SIGNATURE_ANNOTATION
             )),
         };
         match result {

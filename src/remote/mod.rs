@@ -13,6 +13,7 @@ mod keyless;
 pub mod net;
 mod netrc;
 pub mod oci;
+mod signing;
 mod x509;
 
 use std::cell::OnceCell;

@@ -9,6 +9,7 @@
 //! `dev.sigstore.cosign/chain` and `dev.sigstore.cosign/bundle`. Tests print `SKIPPED …` when
 //! docker-registry, skopeo, openssl or python3 are missing (`.ci/run` installs them).
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -220,7 +221,10 @@ impl Fixtures {
             &format!("1.3.6.1.4.1.57264.1.8=ASN1:UTF8String:{ISSUER}"),
         );
         // Only the V1 issuer extension (raw bytes) and an email name.
-        let raw: String = ISSUER.bytes().map(|b| format!("{b:02X}")).collect();
+        let raw = ISSUER.bytes().fold(String::new(), |mut s, b| {
+            let _ = write!(s, "{b:02X}");
+            s
+        });
         leaf(
             dir,
             "leaf-v1",
