@@ -655,7 +655,7 @@ pub fn json_schema() -> Value {
                     },
                     "trustedCatalogs": {"type": "array", "description": "Remote catalogs allowed to load: exact references or a trailing * prefix; the object form also names a public key whose cosign signature a covered OCI catalog must carry.", "items": {
                         "x-kubernetes-preserve-unknown-fields": true,
-                        "description": "A string (an exact reference, or a prefix ending in *), or {source, publicKey | publicKeyFile}: source is matched as the string form; publicKey is a PEM public key (ECDSA P-256 as cosign generate-key-pair makes, or Ed25519), publicKeyFile the same in a file relative to the working directory; a covered OCI catalog must carry a cosign signature of its digest by it.",
+                        "description": "A string (an exact reference, or a prefix ending in *), or {source, publicKey | publicKeyFile}: source is matched as the string form; publicKey is a PEM public key (ECDSA P-256 as cosign generate-key-pair makes, or Ed25519), publicKeyFile the same in a file relative to the working directory; a covered OCI catalog must carry a cosign signature of its digest by it. Or {source, keyless: {identity | identityRegexp, issuer, trustRoot, rekorPublicKey}}: a keyless cosign signature whose Fulcio certificate names that identity (email or URI; identityRegexp matched as cosign matches it) and OIDC issuer, chains to a root in the PEM file trustRoot, and carries a Rekor bundle signed by the PEM key rekorPublicKey (files relative to the working directory), checked offline.",
                     }},
                     "builtin": {"type": "boolean", "default": true, "description": "Include the embedded catalog."},
                     "catalogOverwrite": {"type": "boolean", "default": false, "description": "Let a later catalog replace a service, template or manifest of an earlier one instead of failing."},
@@ -778,6 +778,55 @@ mod tests {
                 "spec.trustedCatalogs[2].source: is required: the reference or prefix (ending in *) this entry trusts",
                 "spec.trustedCatalogs[3].key: unknown field \"spec.trustedCatalogs[3].key\"",
                 "spec.trustedCatalogs[4]: must be a string or {source, publicKey | publicKeyFile}, not integer",
+            ]
+        );
+        assert!(bad.settings.trust_keys.is_empty());
+    }
+
+    #[test]
+    fn issue24_keyless_trust_entries_name_identity_issuer_root_and_rekor_key() {
+        let fc = parse(Some(
+            &serde_json::json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"trustedCatalogs": [
+                {"source": "oci://r.example/kl/*", "keyless": {"identity": "dev@acme.example",
+                    "issuer": "https://accounts.google.com", "trustRoot": "fulcio.pem",
+                    "rekorPublicKey": "rekor.pub"}},
+            ]}}),
+        ));
+        assert!(fc.problems.is_empty(), "{:?}", fc.problems);
+        assert_eq!(
+            fc.settings.trust_keys[0].key,
+            KeySource::Keyless(KeylessSource {
+                identity: Some("dev@acme.example".into()),
+                identity_regexp: None,
+                issuer: "https://accounts.google.com".into(),
+                trust_root: "fulcio.pem".into(),
+                rekor_public_key: "rekor.pub".into(),
+            })
+        );
+        let bad = parse(Some(
+            &serde_json::json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"trustedCatalogs": [
+                {"source": "oci://r/a", "keyless": {"identity": "x", "identityRegexp": "y",
+                    "issuer": "i", "trustRoot": "t", "rekorPublicKey": "k"}},
+                {"source": "oci://r/b", "keyless": {"identity": "x", "trustRoot": "t"}},
+                {"source": "oci://r/c", "publicKeyFile": "k.pub", "keyless": {}},
+                {"source": "oci://r/d", "keyless": "x"},
+            ]}}),
+        ));
+        let problems: Vec<String> = bad
+            .problems
+            .iter()
+            .map(|p| format!("{}: {}", p.path, p.message))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                "spec.trustedCatalogs[0].keyless: must set one of identity, identityRegexp: the signer's email or URI (the certificate's subject alternative name)",
+                "spec.trustedCatalogs[1].keyless.issuer: is required: the OIDC issuer of the signer's certificate, e.g. https://token.actions.githubusercontent.com",
+                "spec.trustedCatalogs[1].keyless.rekorPublicKey: is required: a PEM file of the Rekor log's public key",
+                "spec.trustedCatalogs[2]: must set at most one of publicKey, publicKeyFile, keyless (one entry per signer; add another entry for the same source to require both)",
+                "spec.trustedCatalogs[3].keyless: must be {identity | identityRegexp, issuer, trustRoot, rekorPublicKey}, not string",
             ]
         );
         assert!(bad.settings.trust_keys.is_empty());
