@@ -163,6 +163,7 @@ fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String,
             image,
             sha256,
             public_key,
+            keyless,
             ..
         } => {
             let mut pinned = match (image.contains("@sha256:"), sha256) {
@@ -170,8 +171,9 @@ fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String,
                 (true, None) => "pinned in the image reference".to_owned(),
                 (false, None) => "NOT PINNED (no sha256)".to_owned(),
             };
-            if let Some(pem) = public_key {
-                let signer = super::catalog_view::required_signer(pem);
+            if let Some(signer) =
+                super::catalog_view::required_signers(public_key.as_deref(), keyless.as_ref())
+            {
                 let _ = write!(pinned, ", signed by {signer}");
             }
             (format!("container {image}"), pinned)

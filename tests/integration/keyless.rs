@@ -644,3 +644,105 @@ fn issue24_keyless_signatures_are_verified_offline_against_the_given_trust_root(
     assert_fails_with(&out, "keyless: ");
     assert_fails_with(&out, "missing.pem");
 }
+
+/// A KEP catalog with one container kind `fn.acme.dev/v1 <kind>` pinned to `digest` whose
+/// runtime requires a keyless signature by `identity` under the fixtures' root and Rekor key.
+fn keyless_image_catalog(
+    kind: &str,
+    image: &str,
+    digest: &str,
+    identity: &str,
+    f: &Fixtures,
+) -> String {
+    let indent = |pem: String| {
+        pem.lines().fold(String::new(), |mut out, line| {
+            out.push_str("              ");
+            out.push_str(line);
+            out.push('\n');
+            out
+        })
+    };
+    crate::runtimes::image_catalog(&[format!(
+        "  - group: fn.acme.dev
+    names:
+      kind: {kind}
+    versions:
+    - name: v1
+      runtime:
+        container:
+          image: {image}
+          sha256: {}
+          keyless:
+            identity: \"{identity}\"
+            issuer: {ISSUER}
+            trustRoot: |
+{}            rekorPublicKey: |
+{}",
+        digest.trim_start_matches("sha256:"),
+        indent(f.read("root.pem")),
+        indent(f.read("rekor.pub")),
+    )])
+}
+
+#[test]
+fn issue24_keyless_container_runtimes_must_carry_the_named_signers_signature() {
+    let test = test_name!();
+    for tool in ["docker-registry", "skopeo", "openssl", "python3"] {
+        if !have(tool, test) {
+            return;
+        }
+    }
+    let registry = Registry::start();
+    let addr = registry.addr.as_str();
+    let pkg = TestContext::new();
+    let f = Fixtures::new(pkg.path());
+    // Any manifest will do as the image: only its digest and signature are looked at.
+    let image = push(addr, "fn/kl:v1", b"image one", "catalog.yaml");
+    push_keyless(addr, "fn/kl", &image, &f, Twist::None);
+    let catalog = [
+        keyless_image_catalog("Good", &format!("{addr}/fn/kl:v1"), &image, IDENTITY, &f),
+        keyless_image_catalog(
+            "Other",
+            &format!("{addr}/fn/kl:v1"),
+            &image,
+            "someone@else",
+            &f,
+        )
+        .split_once("  krmFunctions:\n")
+        .map(|(_, kinds)| kinds.to_owned())
+        .unwrap_or_default(),
+    ]
+    .concat();
+    pkg.write("catalog.yaml", &catalog);
+    let out = pkg.run(&[], &crate::runtimes::input("Good", "{mode: pin}"));
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("image: {addr}/fn/kl@{image}")),
+        "{}",
+        stdout(&out)
+    );
+    let out = pkg.run(&[], &crate::runtimes::input("Other", "{mode: pin}"));
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains(&format!(
+            "its certificate is for [{IDENTITY}], not someone@else"
+        )),
+        "{}",
+        stdout(&out)
+    );
+    let out = pkg.run(&["catalog", "verify", "catalog.yaml"], "");
+    assert!(
+        stdout(&out).contains(&format!(
+            "container {addr}/fn/kl@{image}, signed: keyless {IDENTITY} (issuer {ISSUER}, Rekor log index 42)"
+        )),
+        "{}",
+        stdout(&out)
+    );
+    let out = pkg.run(&["catalog", "view", "catalog.yaml"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("keyless {IDENTITY} (issuer {ISSUER})")),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -12,7 +12,7 @@ use crate::suggest;
 
 mod trust;
 use trust::read_trusted;
-pub use trust::{KeySource, KeylessSource, TrustKey};
+pub use trust::{KeySource, KeylessSource, TrustKey, read_keyless};
 
 /// Our own API group.
 pub const GROUP: &str = "krm-catalog.dev";

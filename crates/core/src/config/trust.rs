@@ -41,16 +41,19 @@ pub struct KeylessSource {
     pub identity_regexp: Option<String>,
     /// `issuer`: the OIDC issuer, exactly.
     pub issuer: String,
-    /// `trustRoot`: a PEM file of Fulcio root (and intermediate) certificates.
+    /// `trustRoot`: a PEM file of Fulcio root (and intermediate) certificates (a runtime's: the
+    /// PEM text).
     pub trust_root: String,
-    /// `rekorPublicKey`: a PEM file of the Rekor log's public key.
+    /// `rekorPublicKey`: a PEM file of the Rekor log's public key (a runtime's: the PEM text).
     pub rekor_public_key: String,
 }
 
-/// Read a trust entry's `keyless` object; problems at its fields.
-fn read_keyless(
+/// Read a `keyless` object: a trust entry's (`inline` false: `trustRoot` and `rekorPublicKey`
+/// are files) or a container runtime's (`inline`: they are PEM text); problems at its fields.
+pub fn read_keyless(
     value: &Value,
     path: &FieldPath,
+    inline: bool,
     problems: &mut Vec<Problem>,
 ) -> Option<KeylessSource> {
     if !value.is_object() {
@@ -99,12 +102,20 @@ fn read_keyless(
     let trust_root = required(
         trust_root,
         "trustRoot",
-        "a PEM file of the Fulcio root certificate(s)",
+        if inline {
+            "the PEM text of the Fulcio root certificate(s)"
+        } else {
+            "a PEM file of the Fulcio root certificate(s)"
+        },
     );
     let rekor = required(
         rekor,
         "rekorPublicKey",
-        "a PEM file of the Rekor log's public key",
+        if inline {
+            "the PEM text of the Rekor log's public key"
+        } else {
+            "a PEM file of the Rekor log's public key"
+        },
     );
     if problems.len() > before {
         return None;
@@ -183,7 +194,8 @@ pub(super) fn read_trusted(
                 continue;
             }
             (None, None) if keyless.is_some() => {
-                match keyless.and_then(|k| read_keyless(k, &field.key("keyless"), problems)) {
+                match keyless.and_then(|k| read_keyless(k, &field.key("keyless"), false, problems))
+                {
                     Some(k) => Some(KeySource::Keyless(k)),
                     None => continue,
                 }
