@@ -18,7 +18,7 @@ use base64::Engine as _;
 use krm_catalog::verify::sha256_hex;
 
 use crate::cosign::PUSH;
-use crate::remote::{CATALOG, push, resource_list};
+use crate::remote::{CATALOG, OFFLINE, ONLINE, push, resource_list};
 use crate::servers::Registry;
 use crate::util::{TestContext, assert_fails_with, have, stderr, stdout, succeed, test_name};
 
@@ -294,13 +294,21 @@ enum Twist {
     NoBundle,
     /// The V1 issuer extension and an email identity.
     V1Leaf,
+    /// A good signature whose payload names another digest.
+    OtherDigest,
 }
 
 /// Sign `digest` of `repo` keylessly as `twist` says and push the signature manifest.
 fn push_keyless(registry: &str, repo: &str, digest: &str, f: &Fixtures, twist: Twist) {
     let dir = &f.dir;
+    let other = format!("sha256:{}", "0".repeat(64));
+    let named = if twist == Twist::OtherDigest {
+        other.as_str()
+    } else {
+        digest
+    };
     let payload = format!(
-        "{{\"critical\":{{\"identity\":{{\"docker-reference\":\"{registry}/{repo}\"}},\"image\":{{\"docker-manifest-digest\":\"{digest}\"}},\"type\":\"cosign container image signature\"}},\"optional\":null}}"
+        "{{\"critical\":{{\"identity\":{{\"docker-reference\":\"{registry}/{repo}\"}},\"image\":{{\"docker-manifest-digest\":\"{named}\"}},\"type\":\"cosign container image signature\"}},\"optional\":null}}"
     );
     let payload = payload.as_bytes();
     let (leaf, chain) = match twist {
@@ -539,6 +547,13 @@ fn issue24_keyless_signatures_are_verified_offline_against_the_given_trust_root(
     let (swapped, _) = signed("swapped", Twist::OtherSignatureLogged);
     let out = ctx.run(&verify_args(&swapped, IDENTITY, ISSUER, "root.pem"), "");
     assert_fails_with(&out, "its Rekor entry logs another signature");
+    // A good signature of another digest.
+    let (replayed, replayed_digest) = signed("replayed", Twist::OtherDigest);
+    let out = ctx.run(&verify_args(&replayed, IDENTITY, ISSUER, "root.pem"), "");
+    assert_fails_with(
+        &out,
+        &format!("it signs sha256:{}, not {replayed_digest}", "0".repeat(64)),
+    );
     // No bundle: nothing says when it was signed.
     let (bare, _) = signed("no-bundle", Twist::NoBundle);
     let out = ctx.run(&verify_args(&bare, IDENTITY, ISSUER, "root.pem"), "");
@@ -608,6 +623,15 @@ fn issue24_keyless_signatures_are_verified_offline_against_the_given_trust_root(
     let out = ctx.run(&[], &input(&good, &entry(IDENTITY)));
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("greeting: hello"), "{}", stdout(&out));
+    // Offline: the cached signature is checked again with the same policy.
+    let offline = input(&good, &entry(IDENTITY)).replace(ONLINE, OFFLINE);
+    let out = ctx.run(&[], &offline);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = ctx.run(
+        &[],
+        &input(&good, &entry("someone@else")).replace(ONLINE, OFFLINE),
+    );
+    assert_fails_with(&out, "not someone@else");
     let out = ctx.run(&[], &input(&good, &entry("someone@else")));
     assert_fails_with(
         &out,
