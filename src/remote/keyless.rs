@@ -592,6 +592,101 @@ mod tests {
         assert_eq!(rfc3339(1_700_000_000), "2023-11-14T22:13:20Z");
     }
 
+    const ROOT: &str = include_str!("../../testdata/keyless/root.pem");
+    const REKOR: &str = include_str!("../../testdata/keyless/rekor.pub");
+
+    fn policy() -> KeylessPolicy {
+        KeylessPolicy::new(
+            Identity::Exact("dev@acme.example".into()),
+            "https://accounts.google.com",
+            (ROOT, "root.pem"),
+            (REKOR, "rekor.pub"),
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn issue24_keyless_policy_needs_a_root_and_a_p256_rekor_key() {
+        let p = policy();
+        assert_eq!(p.roots.len(), 1);
+        assert!(p.intermediates.is_empty());
+        assert_eq!(p.log_id.len(), 64);
+        assert_eq!(
+            p.to_string(),
+            "identity dev@acme.example (issuer https://accounts.google.com, trust root root.pem)"
+        );
+        let make = |root: &str, rekor: &str, issuer: &str| {
+            KeylessPolicy::new(
+                Identity::Exact("x".into()),
+                issuer,
+                (root, "root.pem"),
+                (rekor, "rekor.pub"),
+            )
+            .unwrap_err()
+            .to_string()
+        };
+        assert!(make("", REKOR, "i").starts_with("root.pem: holds no root certificate"));
+        assert!(make(ROOT, REKOR, " ").starts_with("root.pem: no OIDC issuer is given"));
+        assert_eq!(
+            make(&ROOT.repeat(MAX_CHAIN + 1), REKOR, "i"),
+            "root.pem: more than 8 certificates"
+        );
+        let bogus = "-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n";
+        assert_eq!(
+            make(bogus, REKOR, "i"),
+            "root.pem: certificate 1 is not an X.509 certificate"
+        );
+        let ed25519 = "-----BEGIN PUBLIC KEY-----\nMCowBQYDK2VwAyEAGb9ECWmEzf6FQbrBZ9w7lshQhqowtrbLDFw4rXAxZuE=\n-----END PUBLIC KEY-----\n";
+        assert_eq!(
+            make(ROOT, ed25519, "i"),
+            "rekor.pub: not an ECDSA P-256 public key (Rekor's log key is one)"
+        );
+        assert!(make(ROOT, "x", "i").starts_with("rekor.pub: not a PEM public key"));
+    }
+
+    #[test]
+    fn issue24_keyless_needs_a_layer_with_a_certificate() {
+        use crate::remote::net::Layer;
+        let digest = format!("sha256:{}", "a".repeat(64));
+        let payload = b"{}".to_vec();
+        let layer_digest = format!("sha256:{}", sha256_hex(&payload));
+        let manifest = serde_json::json!({"schemaVersion": 2, "layers": [
+            {"mediaType": super::super::signing::SIMPLE_SIGNING_MEDIA_TYPE,
+             "digest": layer_digest, "size": 2,
+             "annotations": {super::super::signing::SIGNATURE_ANNOTATION: "AA=="}}]});
+        let mut artifact = Artifact {
+            manifest: manifest.to_string().into_bytes(),
+            manifest_digest: String::new(),
+            layers: vec![Layer {
+                media_type: super::super::signing::SIMPLE_SIGNING_MEDIA_TYPE.to_owned(),
+                digest: layer_digest,
+                data: payload,
+                title: None,
+            }],
+        };
+        let e = verify("oci://r/x", &digest, &policy(), &artifact)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "oci://r/x: no keyless cosign signature of {digest} in sha256-{}.sig (1 signature(s), none with a certificate in dev.sigstore.cosign/certificate); the keyless identity dev@acme.example (issuer https://accounts.google.com, trust root root.pem) requires one (sign it with `cosign sign`)",
+                "a".repeat(64)
+            )
+        );
+        // A certificate but no bundle: refused before anything else is believed.
+        let mut m = manifest;
+        m["layers"][0]["annotations"][CERTIFICATE_ANNOTATION] = ROOT.into();
+        artifact.manifest = m.to_string().into_bytes();
+        let e = verify("oci://r/x", &digest, &policy(), &artifact)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with("it has no Rekor bundle (dev.sigstore.cosign/bundle), so when it was signed cannot be checked offline (sign without --tlog-upload=false)"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn issue24_keyless_identity_matches_as_cosign_does() {
         assert!(Identity::Exact("a@b".into()).matches("a@b"));
