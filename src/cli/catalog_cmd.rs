@@ -9,6 +9,7 @@ use clap::Subcommand;
 
 use super::catalog_pull::{catalog_pull, parse_platform};
 use super::error::{parse_reference, problems};
+use super::signature_args::{SignatureArgs, check_signed};
 use super::{CliError, Stdout, error};
 use crate::catalog::{self, Bundle, Catalog};
 use crate::catalog_ref::CatalogRef;
@@ -30,11 +31,8 @@ pub(super) enum CatalogCommand {
         /// README)
         #[arg(short, long, value_enum, default_value = "text")]
         output: super::catalog_view::Format,
-        /// Require a cosign signature of the OCI catalog's digest by this PEM public key
-        /// (`cosign.pub`; repeatable), as a `trustedCatalogs` entry with `publicKeyFile` does,
-        /// and show the signer
-        #[arg(long = "public-key", value_name = "FILE")]
-        public_keys: Vec<PathBuf>,
+        #[command(flatten)]
+        signature: SignatureArgs,
     },
     /// Fill in every missing pin, editing the files in place: the sha256 of a local catalog's
     /// runtimes (images from their registry, binaries and Starlark scripts from their
@@ -49,10 +47,8 @@ pub(super) enum CatalogCommand {
     Verify {
         /// A directory or file, `https://…`, `oci://…`, or `builtin`
         reference: String,
-        /// Also require a cosign signature of the OCI catalog's digest by this PEM public key
-        /// (`cosign.pub`; repeatable), and show the signer
-        #[arg(long = "public-key", value_name = "FILE")]
-        public_keys: Vec<PathBuf>,
+        #[command(flatten)]
+        signature: SignatureArgs,
     },
     /// Prepare the cache for offline runs and network-less containers: fetch remote catalogs,
     /// and download, verify (sha256) and install the exec binaries of every catalog given
@@ -98,8 +94,8 @@ pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
         CatalogCommand::View {
             reference,
             output,
-            public_keys,
-        } => catalog_view(&reference, output, &public_keys),
+            signature,
+        } => catalog_view(&reference, output, &signature),
         CatalogCommand::Pull {
             references,
             platforms,
@@ -122,8 +118,8 @@ pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
         CatalogCommand::Lock { path } => catalog_lock(&path),
         CatalogCommand::Verify {
             reference,
-            public_keys,
-        } => catalog_verify(&reference, &public_keys),
+            signature,
+        } => catalog_verify(&reference, &signature),
         CatalogCommand::Lint {
             paths,
             with_builtin,
@@ -139,40 +135,6 @@ pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
         ),
         CatalogCommand::Init(args) => super::catalog_init::run(&args),
     }
-}
-
-/// The cosign signers of an OCI catalog by the keys of `--public-key` (none without one); a
-/// missing or bad signature is an error, as in a run.
-fn check_signed(
-    source: &CatalogRef,
-    bundle: &Bundle,
-    keys: &[PathBuf],
-    remote: &crate::remote::Remote,
-) -> Result<Vec<crate::remote::cosign::Signer>, CliError> {
-    if keys.is_empty() {
-        return Ok(Vec::new());
-    }
-    let (CatalogRef::Oci(reference), Some(pin)) = (source, &bundle.pin) else {
-        return Err(CliError::Usage(format!(
-            "--public-key: {source} is not an OCI catalog; cosign signatures are checked for oci:// catalogs only"
-        )));
-    };
-    let mut public = Vec::new();
-    for path in keys {
-        let text = fs_err::read_to_string(path)?;
-        let key = crate::remote::cosign::PublicKey::from_pem(&text, &path.display().to_string())
-            .map_err(crate::remote::RemoteError::from)?;
-        public.push(key);
-    }
-    let name = crate::catalog_ref::OciRef::parse(reference)
-        .map_err(|e| CliError::Usage(format!("oci://{reference}: {}", e.kind)))?
-        .name();
-    Ok(remote.check_signatures(
-        &format!("oci://{reference}"),
-        &name,
-        &pin.to_string(),
-        &public,
-    )?)
 }
 
 /// How `catalog view` shows a kind's runtime and whether its digest is pinned.
@@ -199,6 +161,7 @@ fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String,
             image,
             sha256,
             public_key,
+            keyless,
             ..
         } => {
             let mut pinned = match (image.contains("@sha256:"), sha256) {
@@ -206,8 +169,9 @@ fn describe_function_runtime(runtime: &crate::catalog::kep::Runtime) -> (String,
                 (true, None) => "pinned in the image reference".to_owned(),
                 (false, None) => "NOT PINNED (no sha256)".to_owned(),
             };
-            if let Some(pem) = public_key {
-                let signer = super::catalog_view::required_signer(pem);
+            if let Some(signer) =
+                super::catalog_view::required_signers(public_key.as_deref(), keyless.as_ref())
+            {
                 let _ = write!(pinned, ", signed by {signer}");
             }
             (format!("container {image}"), pinned)
@@ -264,7 +228,7 @@ fn catalog_lock(path: &std::path::Path) -> Result<(), CliError> {
     Stdout::print(&out)
 }
 
-fn catalog_verify(reference: &str, public_keys: &[PathBuf]) -> Result<(), CliError> {
+fn catalog_verify(reference: &str, signature: &SignatureArgs) -> Result<(), CliError> {
     let source = parse_reference(reference)?;
     let remote = crate::remote::Remote::new(false);
     let bundle = match &source {
@@ -272,7 +236,7 @@ fn catalog_verify(reference: &str, public_keys: &[PathBuf]) -> Result<(), CliErr
         CatalogRef::Path(p) => Bundle::from_path(p, std::path::Path::new(p)),
         _ => remote.pull(&source)?,
     };
-    let signers = check_signed(&source, &bundle, public_keys, &remote)?;
+    let signers = check_signed(&source, &bundle, signature, &remote)?;
     // A catalog that did not load cleanly is still checked, and fails at the end.
     let failed_load = bundle.problems.iter().any(|p| !p.is_warning());
     error::print_problems(&problems(&bundle));
@@ -314,7 +278,7 @@ fn catalog_verify(reference: &str, public_keys: &[PathBuf]) -> Result<(), CliErr
 fn catalog_view(
     reference: &str,
     format: super::catalog_view::Format,
-    public_keys: &[PathBuf],
+    signature: &SignatureArgs,
 ) -> Result<(), CliError> {
     let source = parse_reference(reference)?;
     let remote = !source.is_path();
@@ -328,7 +292,7 @@ fn catalog_view(
     } else {
         Bundle::from_path(reference, std::path::Path::new(reference))
     };
-    let signers = check_signed(&source, &bundle, public_keys, &client)?;
+    let signers = check_signed(&source, &bundle, signature, &client)?;
     // The catalog is shown alone: a pattern it borrows (its Catalog document's
     // standardPattern) is named, not loaded, so asking for one does not fail the view.
     let mut bundle = bundle;

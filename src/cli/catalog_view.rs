@@ -303,6 +303,7 @@ fn runtime_view(runtime: &Runtime) -> RuntimeView {
                 require_network,
                 require_storage_mount,
                 public_key,
+                keyless,
             } => {
                 let pinned =
                     crate::functions::verify_container(image, sha256.as_deref(), false, None)
@@ -316,7 +317,7 @@ fn runtime_view(runtime: &Runtime) -> RuntimeView {
                         .map(crate::functions::PinnedImage::reference),
                     require_network: *require_network,
                     require_storage_mount: *require_storage_mount,
-                    signed_by: public_key.as_deref().map(required_signer),
+                    signed_by: required_signers(public_key.as_deref(), keyless.as_ref()),
                 });
             }
             Runtime::Exec { platforms } => {
@@ -538,6 +539,25 @@ pub(super) fn details(view: &View) -> String {
         }
     }
     out
+}
+
+/// What a runtime's `publicKey` and `keyless` require, joined (`None`: neither).
+pub(super) fn required_signers(
+    public_key: Option<&str>,
+    keyless: Option<&crate::config::KeylessSource>,
+) -> Option<String> {
+    let keyless = keyless.map(|k| {
+        let identity = k
+            .identity
+            .clone()
+            .unwrap_or_else(|| format!("~{}", k.identity_regexp.as_deref().unwrap_or_default()));
+        format!("keyless {identity} (issuer {})", k.issuer)
+    });
+    match (public_key.map(required_signer), keyless) {
+        (None, None) => None,
+        (Some(a), Some(b)) => Some(format!("{a} and {b}")),
+        (a, b) => a.or(b),
+    }
 }
 
 /// `key sha256:<fingerprint>` of a runtime's `publicKey`, or why it is not a key.

@@ -12,6 +12,7 @@ mod explain;
 mod import;
 mod lint_render;
 mod render_cmd;
+mod signature_args;
 
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;

@@ -105,20 +105,56 @@ pub fn check_registry(pinned: &PinnedImage, remote: &Remote) -> Result<(), Regis
     Ok(())
 }
 
-/// Require a cosign signature of the pinned image by the runtime's `publicKey` (a PEM, SPEC
-/// §7.5): the image must be pinned by digest, and the registry (or the cache) must hold the
-/// signature tag of that digest. The message of an error names the image, digest and key.
+/// Require cosign signatures of the pinned image by the runtime's `publicKey` (a PEM) and
+/// `keyless` policy (SPEC §7.5): the image must be pinned by digest, and the registry (or the
+/// cache) must hold the signature tag of that digest. The message of an error names the
+/// image, digest and key or policy. Nothing is required (and `Ok` is empty) without either.
 pub fn check_signature(
     pinned: &PinnedImage,
-    public_key: &str,
+    public_key: Option<&str>,
+    keyless: Option<&crate::config::KeylessSource>,
     remote: &Remote,
-) -> Result<crate::remote::cosign::Signer, String> {
-    let key = crate::remote::cosign::PublicKey::from_pem(public_key, "the runtime's publicKey")
-        .map_err(|e| format!("image {}: {e}", pinned.image.tagged()))?;
+) -> Result<Vec<crate::remote::cosign::Signer>, String> {
+    use crate::remote::cosign::{Identity, KeylessPolicy, PublicKey, Verifier};
+    let image = pinned.image.tagged();
+    let mut verifiers = Vec::new();
+    if let Some(pem) = public_key {
+        let key = PublicKey::from_pem(pem, "the runtime's publicKey")
+            .map_err(|e| format!("image {image}: {e}"))?;
+        verifiers.push(Verifier::Key(key));
+    }
+    if let Some(k) = keyless {
+        let identity = match (&k.identity, &k.identity_regexp) {
+            (Some(exact), _) => Identity::Exact(exact.clone()),
+            (None, Some(re)) => Identity::Regexp(regex::Regex::new(re).map_err(|e| {
+                format!("image {image}: the runtime's keyless.identityRegexp: {e}")
+            })?),
+            (None, None) => {
+                return Err(format!(
+                    "image {image}: the runtime's keyless names no identity"
+                ));
+            }
+        };
+        let policy = KeylessPolicy::new(
+            identity,
+            &k.issuer,
+            (&k.trust_root, "the runtime's keyless.trustRoot"),
+            (&k.rekor_public_key, "the runtime's keyless.rekorPublicKey"),
+        )
+        .map_err(|e| format!("image {image}: {e}"))?;
+        verifiers.push(Verifier::Keyless(Box::new(policy)));
+    }
+    if verifiers.is_empty() {
+        return Ok(Vec::new());
+    }
     let Some(digest) = &pinned.digest else {
         return Err(format!(
-            "image {} is not pinned by digest, so its cosign signature cannot be checked; pin it (`krm-catalog catalog lock`): the runtime names a publicKey",
-            pinned.image.tagged()
+            "image {image} is not pinned by digest, so its cosign signature cannot be checked; pin it (`krm-catalog catalog lock`): the runtime names a {}",
+            if public_key.is_some() {
+                "publicKey"
+            } else {
+                "keyless signer"
+            }
         ));
     };
     remote
@@ -126,11 +162,9 @@ pub fn check_signature(
             &pinned.reference(),
             &pinned.image.name(),
             digest,
-            std::slice::from_ref(&key),
+            &verifiers,
         )
-        .map_err(|e| e.to_string())?
-        .pop()
-        .ok_or_else(|| format!("{}: no signer", pinned.reference()))
+        .map_err(|e| e.to_string())
 }
 
 /// The `config.kubernetes.io/function` annotation kustomize v5 and kpt parse for a pinned

@@ -134,6 +134,7 @@ pub fn verify(
                         image,
                         sha256,
                         public_key,
+                        keyless,
                         ..
                     } => {
                         let has_digest = sha256.is_some() || image.contains("@sha256:");
@@ -144,24 +145,31 @@ pub fn verify(
                                 false,
                                 Some(remote),
                             ) {
-                                Ok(p) => match public_key
-                                    .as_deref()
-                                    .map(|key| super::image::check_signature(&p, key, remote))
-                                {
-                                    None => Check {
+                                Ok(p) => match super::image::check_signature(
+                                    &p,
+                                    public_key.as_deref(),
+                                    keyless.as_ref(),
+                                    remote,
+                                ) {
+                                    Ok(signers) if signers.is_empty() => Check {
                                         status: "ok",
                                         kind,
                                         detail: format!("container {}", p.reference()),
                                     },
-                                    Some(Ok(signer)) => Check {
+                                    Ok(signers) => Check {
                                         status: "ok",
                                         kind,
                                         detail: format!(
-                                            "container {}, signed: {signer}",
-                                            p.reference()
+                                            "container {}, signed: {}",
+                                            p.reference(),
+                                            signers
+                                                .iter()
+                                                .map(ToString::to_string)
+                                                .collect::<Vec<_>>()
+                                                .join(", ")
                                         ),
                                     },
-                                    Some(Err(e)) => Check {
+                                    Err(e) => Check {
                                         status: "UNSIGNED",
                                         kind,
                                         detail: e,

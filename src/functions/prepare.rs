@@ -179,6 +179,7 @@ pub fn prepare(
             require_network,
             require_storage_mount,
             public_key,
+            keyless,
         } => {
             if *require_network && !f.allow_network {
                 return fail(
@@ -201,15 +202,17 @@ pub fn prepare(
                 return fail(results, verify_tags_failed(e));
             }
             // A runtime that names a public key runs (or is pinned) only when signed by it.
-            if let Some(key) = public_key {
-                match image::check_signature(&pinned, key, remote) {
-                    Ok(signer) => crate::log!(
-                        crate::logger::Level::Info,
-                        "{}: signed by {signer}",
-                        pinned.reference()
-                    ),
-                    Err(e) => return fail(results, e),
+            match image::check_signature(&pinned, public_key.as_deref(), keyless.as_ref(), remote) {
+                Ok(signers) => {
+                    for signer in signers {
+                        crate::log!(
+                            crate::logger::Level::Info,
+                            "{}: signed by {signer}",
+                            pinned.reference()
+                        );
+                    }
                 }
+                Err(e) => return fail(results, e),
             }
             for w in &pinned.warnings {
                 results.push(KrmResult::warning(w.clone()).about(item).at("kind"));

@@ -216,41 +216,99 @@ fn trust_keys(
 ) -> Vec<crate::remote::cosign::TrustedKey> {
     let mut keys = Vec::new();
     for entry in &settings.trust_keys {
-        let (pem, source, field) = match &entry.key {
-            config::KeySource::Pem(pem) => (
-                Ok(pem.clone()),
-                format!("{}.publicKey", entry.field),
-                entry.field.key("publicKey"),
-            ),
+        let label = format!("trusted catalog {}", entry.source);
+        let (key, what, field) = match &entry.key {
+            config::KeySource::Pem(pem) => {
+                let source = format!("{}.publicKey", entry.field);
+                (
+                    read_key(Ok(pem.clone()), &source),
+                    format!("public key {source}"),
+                    entry.field.key("publicKey"),
+                )
+            }
             config::KeySource::File(file) => (
-                fs_err::read_to_string(crate::env::resolve_path(&ctx.cwd, file))
-                    .map_err(|e| e.to_string()),
-                file.clone(),
+                read_key(
+                    fs_err::read_to_string(crate::env::resolve_path(&ctx.cwd, file))
+                        .map_err(|e| e.to_string()),
+                    file,
+                ),
+                format!("public key {file}"),
                 entry.field.key("publicKeyFile"),
             ),
+            config::KeySource::Keyless(k) => (
+                keyless_policy(k, ctx),
+                "keyless".to_owned(),
+                entry.field.key("keyless"),
+            ),
         };
-        let key = pem.and_then(|pem| {
-            crate::remote::cosign::PublicKey::from_pem(&pem, &source).map_err(|e| {
-                let text = e.to_string();
-                text.strip_prefix(&format!("{source}: "))
-                    .map_or_else(|| text.clone(), str::to_owned)
-            })
-        });
         match key {
             Ok(key) => keys.push(crate::remote::cosign::TrustedKey {
                 source: entry.source.clone(),
                 key,
             }),
             Err(message) => {
-                let label = format!("trusted catalog {}", entry.source);
                 errors.push((
-                    CatalogError::new(&label, format!("public key {source}: {message}")),
+                    CatalogError::new(&label, format!("{what}: {message}")),
                     Some(field.to_string()),
                 ));
             }
         }
     }
     keys
+}
+
+/// A PEM public key (its text, or why it could not be read) named `source`.
+fn read_key(
+    pem: Result<String, String>,
+    source: &str,
+) -> Result<crate::remote::cosign::Verifier, String> {
+    pem.and_then(|pem| {
+        crate::remote::cosign::PublicKey::from_pem(&pem, source)
+            .map(crate::remote::cosign::Verifier::Key)
+            .map_err(|e| {
+                let text = e.to_string();
+                text.strip_prefix(&format!("{source}: "))
+                    .map_or_else(|| text.clone(), str::to_owned)
+            })
+    })
+}
+
+/// Files a keyless policy reads (a trust root, a Rekor key) are at most this large.
+const MAX_KEYLESS_FILE_BYTES: u64 = 256 * 1024;
+
+/// A trust entry's `keyless` policy: its trust root and Rekor key read, its regexp compiled.
+fn keyless_policy(
+    k: &config::KeylessSource,
+    ctx: &RunContext,
+) -> Result<crate::remote::cosign::Verifier, String> {
+    use crate::remote::cosign::{Identity, KeylessPolicy, Verifier};
+    let read = |file: &str| -> Result<String, String> {
+        let path = crate::env::resolve_path(&ctx.cwd, file);
+        let size = fs_err::metadata(&path).map_err(|e| e.to_string())?.len();
+        if size > MAX_KEYLESS_FILE_BYTES {
+            return Err(format!(
+                "{file}: {size} bytes, more than {MAX_KEYLESS_FILE_BYTES} (a PEM file of certificates or a key)"
+            ));
+        }
+        fs_err::read_to_string(&path).map_err(|e| e.to_string())
+    };
+    let identity = match (&k.identity, &k.identity_regexp) {
+        (Some(exact), _) => Identity::Exact(exact.clone()),
+        (None, Some(re)) => {
+            Identity::Regexp(regex::Regex::new(re).map_err(|e| format!("identityRegexp: {e}"))?)
+        }
+        (None, None) => return Err("no identity".to_owned()),
+    };
+    let root = read(&k.trust_root)?;
+    let rekor = read(&k.rekor_public_key)?;
+    KeylessPolicy::new(
+        identity,
+        &k.issuer,
+        (&root, &k.trust_root),
+        (&rekor, &k.rekor_public_key),
+    )
+    .map(|p| Verifier::Keyless(Box::new(p)))
+    .map_err(|e| e.to_string())
 }
 
 /// Whether a run can need any catalog: the hot path (a pipeline of ordinary resources) skips

@@ -6,7 +6,8 @@
 //! and, in the annotation `dev.cosignproject.cosign/signature`, the base64 signature of that
 //! document's bytes. Keys are what `cosign generate-key-pair` writes (ECDSA P-256, SHA-256,
 //! ASN.1 signatures) or Ed25519, as PEM `PUBLIC KEY`s; `ring` verifies both. Keyless
-//! signatures (Fulcio certificates, Rekor bundles) are not checked here.
+//! signatures (Fulcio certificates, Rekor bundles) are checked by `keyless.rs`; a `Verifier`
+//! is either.
 //!
 //! Fail closed: no signature tag, no layer that verifies with the key, a verified payload that
 //! signs another digest or is not a simple-signing document: each is an error naming the
@@ -18,178 +19,64 @@ use base64::Engine as _;
 use serde_json::Value;
 
 pub use super::error::CosignError;
+pub use super::keyless::{Identity, KeylessPolicy};
 use super::net::{Artifact, Layer};
+use super::signing::signed_digest;
+pub use super::signing::{
+    KeylessSigner, MAX_SIGNATURE_LAYERS, PublicKey, SIGNATURE_ANNOTATION, SIGNATURE_TYPE,
+    SIMPLE_SIGNING_MEDIA_TYPE, Signer, signature_layers, signature_tag,
+};
 use super::{Remote, RemoteError};
-use crate::verify::sha256_hex;
 
-/// The media type of a cosign simple-signing layer.
-pub const SIMPLE_SIGNING_MEDIA_TYPE: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
-/// The layer annotation holding the base64 signature.
-pub const SIGNATURE_ANNOTATION: &str = "dev.cosignproject.cosign/signature";
-/// `critical.type` of a simple-signing document.
-pub const SIGNATURE_TYPE: &str = "cosign container image signature";
-/// Signature layers checked at most in one signature manifest (each is one request).
-pub const MAX_SIGNATURE_LAYERS: usize = 64;
-
-/// cosign's signature tag of a digest: `sha256:<hex>` → `sha256-<hex>.sig`.
-pub fn signature_tag(digest: &str) -> String {
-    format!("{}.sig", digest.replacen(':', "-", 1))
-}
-
-/// The simple-signing layer descriptors of a signature manifest, in order.
-pub fn signature_layers(manifest: &Value) -> impl Iterator<Item = &Value> {
-    manifest
-        .get("layers")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|l| l.get("mediaType").and_then(Value::as_str) == Some(SIMPLE_SIGNING_MEDIA_TYPE))
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Algorithm {
-    /// ECDSA P-256 with SHA-256, ASN.1 DER signatures (`cosign generate-key-pair`).
-    EcdsaP256,
-    /// Ed25519.
-    Ed25519,
-}
-
-/// The DER prefix of a P-256 SubjectPublicKeyInfo (id-ecPublicKey, prime256v1, a 66-byte
-/// bit string): the uncompressed point (65 bytes, `04 ‖ x ‖ y`) follows.
-const P256_SPKI_PREFIX: [u8; 26] = [
-    0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x02, 0x01, 0x06, 0x08, 0x2a,
-    0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00,
-];
-/// The DER prefix of an Ed25519 SubjectPublicKeyInfo (RFC 8410): the key's 32 bytes follow.
-const ED25519_SPKI_PREFIX: [u8; 12] = [
-    0x30, 0x2a, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x03, 0x21, 0x00,
-];
-
-/// A public key that signatures must verify with.
+/// What a signature must verify with: a public key, or a keyless policy (a certificate
+/// identity and issuer under a trust root, logged by a Rekor log).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PublicKey {
-    algorithm: Algorithm,
-    /// The key as `ring` takes it.
-    raw: Vec<u8>,
-    /// Hex sha256 of the DER SubjectPublicKeyInfo (`openssl pkey -pubin -outform DER |
-    /// sha256sum`).
-    fingerprint: String,
-    /// Where it was given: a file path, or the config field of an inline key.
-    source: String,
+pub enum Verifier {
+    /// `publicKey`, `publicKeyFile`, `--public-key`.
+    Key(PublicKey),
+    /// `keyless`, `--certificate-identity` and its companions.
+    Keyless(Box<KeylessPolicy>),
 }
 
-impl PublicKey {
-    /// Read a PEM `PUBLIC KEY` (ECDSA P-256 or Ed25519); `source` names it in messages.
-    pub fn from_pem(pem: &str, source: &str) -> Result<Self, CosignError> {
-        let not_a_key = |reason: &str| CosignError::NotAKey {
-            source_name: source.to_owned(),
-            reason: reason.to_owned(),
-        };
-        let mut lines = pem.lines().map(str::trim);
-        if !lines.any(|l| l == "-----BEGIN PUBLIC KEY-----") {
-            return Err(not_a_key(
-                "not a PEM public key (-----BEGIN PUBLIC KEY-----, what `cosign generate-key-pair` writes to cosign.pub)",
-            ));
+impl Verifier {
+    /// Who requires the signature, for messages: `the key …` or `the keyless identity …`.
+    fn requirement(&self) -> String {
+        match self {
+            Self::Key(key) => format!("the key {key}"),
+            Self::Keyless(policy) => format!("the keyless {policy}"),
         }
-        let body: String = lines
-            .take_while(|l| *l != "-----END PUBLIC KEY-----")
-            .collect();
-        let der = base64::engine::general_purpose::STANDARD
-            .decode(body.as_bytes())
-            .map_err(|e| not_a_key(&format!("the PEM body is not base64: {e}")))?;
-        let (algorithm, raw) = if let Some(point) = der.strip_prefix(&P256_SPKI_PREFIX)
-            && point.len() == 65
-            && point[0] == 0x04
-        {
-            (Algorithm::EcdsaP256, point.to_vec())
-        } else if let Some(key) = der.strip_prefix(&ED25519_SPKI_PREFIX)
-            && key.len() == 32
-        {
-            (Algorithm::Ed25519, key.to_vec())
-        } else {
-            return Err(not_a_key(
-                "not an ECDSA P-256 or Ed25519 public key (the keys cosign generate-key-pair and openssl genpkey -algorithm ed25519 make)",
-            ));
-        };
-        Ok(Self {
-            algorithm,
-            raw,
-            fingerprint: sha256_hex(&der),
-            source: source.to_owned(),
-        })
     }
 
-    /// `sha256:<hex>`: the sha256 of the key's DER SubjectPublicKeyInfo.
-    pub fn fingerprint(&self) -> String {
-        format!("sha256:{}", self.fingerprint)
+    /// How such a signature is made.
+    fn how(&self) -> &'static str {
+        match self {
+            Self::Key(_) => "cosign sign --key",
+            Self::Keyless(_) => "cosign sign",
+        }
     }
 
-    /// Where the key was given.
-    pub fn source(&self) -> &str {
-        &self.source
-    }
-
-    /// Whether `signature` is this key's signature of `message`.
-    fn verifies(&self, message: &[u8], signature: &[u8]) -> bool {
-        let algorithm: &dyn ring::signature::VerificationAlgorithm = match self.algorithm {
-            Algorithm::EcdsaP256 => &ring::signature::ECDSA_P256_SHA256_ASN1,
-            Algorithm::Ed25519 => &ring::signature::ED25519,
-        };
-        ring::signature::UnparsedPublicKey::new(algorithm, &self.raw)
-            .verify(message, signature)
-            .is_ok()
+    /// Check a signature manifest with this key or policy.
+    pub fn verify(
+        &self,
+        reference: &str,
+        digest: &str,
+        signature: &Artifact,
+    ) -> Result<Signer, CosignError> {
+        match self {
+            Self::Key(key) => verify(reference, digest, key, signature),
+            Self::Keyless(policy) => super::keyless::verify(reference, digest, policy, signature),
+        }
     }
 }
 
-/// `sha256:<fingerprint> (<source>)`.
-impl std::fmt::Display for PublicKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({})", self.fingerprint(), self.source)
-    }
-}
-
-/// A `spec.trustedCatalogs` entry's key, read: what the entry covers must be signed by it.
+/// A `spec.trustedCatalogs` entry's key or keyless policy, read: what the entry covers must be
+/// signed so.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrustedKey {
     /// The entry's source (an exact reference or a prefix ending in `*`).
     pub source: String,
-    /// The key.
-    pub key: PublicKey,
-}
-
-/// What a verified signature says: who signed (the key) what (the digest).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Signer {
-    /// The key it verifies with.
-    pub key: String,
-    /// The digest signed.
-    pub digest: String,
-}
-
-/// `signed: key sha256:<fingerprint> (<source>)`, what `catalog view` and `verify` print.
-impl std::fmt::Display for Signer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "key {}", self.key)
-    }
-}
-
-/// The digest a simple-signing document signs, or why it is not one.
-fn signed_digest(payload: &[u8]) -> Result<String, String> {
-    let value: Value = serde_json::from_slice(payload).map_err(|e| format!("not JSON ({e})"))?;
-    let critical = value.get("critical").ok_or("no \"critical\" section")?;
-    let kind = critical.get("type").and_then(Value::as_str);
-    if kind != Some(SIGNATURE_TYPE) {
-        return Err(format!(
-            "critical.type is {}, not \"{SIGNATURE_TYPE}\"",
-            kind.map_or_else(|| "missing".to_owned(), |k| format!("\"{k}\""))
-        ));
-    }
-    critical
-        .get("image")
-        .and_then(|i| i.get("docker-manifest-digest"))
-        .and_then(Value::as_str)
-        .map(str::to_owned)
-        .ok_or_else(|| "no critical.image.docker-manifest-digest".to_owned())
+    /// The key or policy.
+    pub key: Verifier,
 }
 
 /// Check a signature manifest (`signature`, pulled from the tag `tag`) against `key`: some
@@ -234,6 +121,7 @@ pub fn verify(
                 return Ok(Signer {
                     key: key.to_string(),
                     digest: digest.to_owned(),
+                    keyless: None,
                 });
             }
             Ok(signed) => {
@@ -275,7 +163,7 @@ impl Remote {
         reference: &str,
         name: &str,
         digest: &str,
-        keys: &[PublicKey],
+        keys: &[Verifier],
     ) -> Result<Vec<Signer>, RemoteError> {
         let Some(first) = keys.first() else {
             return Ok(Vec::new());
@@ -284,7 +172,7 @@ impl Remote {
         let cache_ref = format!("oci://{name}:{tag}");
         let all = |artifact: &Artifact| -> Result<Vec<Signer>, CosignError> {
             keys.iter()
-                .map(|k| verify(reference, digest, k, artifact))
+                .map(|k| k.verify(reference, digest, artifact))
                 .collect()
         };
         let cached = self.cached_signature(&cache_ref);
@@ -298,7 +186,7 @@ impl Remote {
                 reference: reference.to_owned(),
                 digest: digest.to_owned(),
                 tag,
-                key: first.to_string(),
+                required: first.requirement(),
                 cache: self.cache.describe(),
             }
             .into());
@@ -308,7 +196,8 @@ impl Remote {
                 reference: reference.to_owned(),
                 digest: digest.to_owned(),
                 tag,
-                key: first.to_string(),
+                required: first.requirement(),
+                how: first.how(),
             }
             .into());
         };
@@ -357,7 +246,9 @@ impl Remote {
 
 #[cfg(test)]
 mod tests {
+    use super::super::signing::P256_SPKI_PREFIX;
     use super::*;
+    use crate::verify::sha256_hex;
     use ring::signature::{ECDSA_P256_SHA256_ASN1_SIGNING, EcdsaKeyPair, KeyPair as _};
 
     /// A fresh P-256 key pair (what `cosign generate-key-pair` makes) and its public PEM.

@@ -170,7 +170,7 @@ pub enum CosignError {
     },
     /// The registry has no signature tag for the digest.
     #[error(
-        "{reference}: no cosign signature of {digest}: the registry has no tag {tag}; the key {key} requires one (sign it with `cosign sign --key`)"
+        "{reference}: no cosign signature of {digest}: the registry has no tag {tag}; {required} requires one (sign it with `{how}`)"
     )]
     NoSignature {
         /// The artifact or image.
@@ -179,8 +179,10 @@ pub enum CosignError {
         digest: String,
         /// The signature tag looked for.
         tag: String,
-        /// The key that requires it.
-        key: String,
+        /// What requires it: `the key …`, `the keyless identity …`.
+        required: String,
+        /// The cosign command that makes one.
+        how: &'static str,
     },
     /// No signature layer verifies with the key.
     #[error(
@@ -232,7 +234,7 @@ pub enum CosignError {
     },
     /// Offline, and no signature is cached.
     #[error(
-        "{reference}: offline and no cosign signature of {digest} ({tag}) is in {cache}; the key {key} requires one (run `krm-catalog catalog pull` for it while online)"
+        "{reference}: offline and no cosign signature of {digest} ({tag}) is in {cache}; {required} requires one (run `krm-catalog catalog pull` for it while online)"
     )]
     NotCached {
         /// The artifact or image.
@@ -241,10 +243,42 @@ pub enum CosignError {
         digest: String,
         /// The signature tag.
         tag: String,
-        /// The key.
-        key: String,
+        /// What requires it: `the key …`, `the keyless identity …`.
+        required: String,
         /// The cache.
         cache: String,
+    },
+    /// No layer of the signature manifest is a keyless signature (none has a certificate).
+    #[error(
+        "{reference}: no keyless cosign signature of {digest} in {tag} ({count} signature(s), none with a certificate in dev.sigstore.cosign/certificate); the keyless {policy} requires one (sign it with `cosign sign`)"
+    )]
+    KeylessNone {
+        /// The artifact or image.
+        reference: String,
+        /// Its manifest digest.
+        digest: String,
+        /// The signature tag.
+        tag: String,
+        /// The policy, shown.
+        policy: String,
+        /// Signature layers found.
+        count: usize,
+    },
+    /// No keyless signature satisfies the policy: why the first one does not.
+    #[error(
+        "{reference}: the keyless cosign signature of {digest} in {tag} does not satisfy the keyless {policy}: {reason}"
+    )]
+    KeylessRejected {
+        /// The artifact or image.
+        reference: String,
+        /// Its manifest digest.
+        digest: String,
+        /// The signature tag.
+        tag: String,
+        /// The policy, shown.
+        policy: String,
+        /// Why not.
+        reason: String,
     },
 }
 

@@ -10,10 +10,13 @@ pub mod git;
 mod git_credentials;
 mod git_transport;
 mod git_tree;
+mod keyless;
 pub mod net;
 mod netrc;
 pub mod oci;
 mod runtime;
+mod signing;
+mod x509;
 
 use std::cell::OnceCell;
 
@@ -365,7 +368,7 @@ impl Remote {
         bundle: &Bundle,
         keys: &[cosign::TrustedKey],
     ) -> Result<Vec<cosign::Signer>, RemoteError> {
-        let needed: Vec<cosign::PublicKey> = keys
+        let needed: Vec<cosign::Verifier> = keys
             .iter()
             .filter(|k| is_trusted(reference, std::slice::from_ref(&k.source)))
             .map(|k| k.key.clone())

@@ -18,7 +18,7 @@ use crate::util::{TestContext, assert_fails_with, have, stderr, stdout, succeed,
 const SIMPLE_SIGNING: &str = "application/vnd.dev.cosign.simplesigning.v1+json";
 
 /// Push blobs (POST, then PUT with the digest) and a manifest with the registry API.
-const PUSH: &str = r#"
+pub(crate) const PUSH: &str = r#"
 import hashlib, json, sys, urllib.error, urllib.parse, urllib.request
 registry, repo, tag, manifest = sys.argv[1:5]
 for path in sys.argv[5:]:

@@ -18,6 +18,7 @@ mod golden;
 mod hardening_local;
 mod hardening_net;
 mod import_kubara;
+mod keyless;
 mod layout;
 mod limits;
 mod orchestrators;

@@ -12,6 +12,10 @@ use crate::strict::{Problem, Reader};
 mod configmap;
 use configmap::read_configmap;
 
+mod trust;
+use trust::read_trusted;
+pub use trust::{KeySource, KeylessSource, TrustKey, read_keyless};
+
 /// Our own API group.
 pub const GROUP: &str = "krm-catalog.dev";
 /// The typed config's apiVersion.
@@ -65,28 +69,6 @@ pub struct CatalogEntry {
     /// `standardPattern`: whose `templates/` render this catalog's services when it has none
     /// of its own (`builtin`, or another loaded catalog's name).
     pub standard_pattern: Option<String>,
-}
-
-/// A `spec.trustedCatalogs` entry in its object form with a public key (SPEC §7.5): an OCI
-/// catalog it covers must carry a cosign signature of its manifest digest by that key.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TrustKey {
-    /// The entry's `source`, matched as a string entry is (exactly, by repository, or a prefix
-    /// ending in `*`).
-    pub source: String,
-    /// The key.
-    pub key: KeySource,
-    /// Field path of the entry, e.g. `spec.trustedCatalogs[1]`.
-    pub field: FieldPath,
-}
-
-/// Where a public key is given.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum KeySource {
-    /// `publicKey`: the PEM text itself.
-    Pem(String),
-    /// `publicKeyFile`: a PEM file, relative to the working directory as catalog paths are.
-    File(String),
 }
 
 /// What to do with function-backed kinds (SPEC §7.3).
@@ -417,97 +399,6 @@ fn read_catalogs(
     out
 }
 
-/// `spec.trustedCatalogs`: strings (a reference, or a prefix ending in `*`), or objects
-/// `{source, publicKey | publicKeyFile}` whose key a covered OCI catalog's signature must
-/// verify with.
-fn read_trusted(
-    value: &Value,
-    path: &FieldPath,
-    problems: &mut Vec<Problem>,
-) -> (Vec<String>, Vec<TrustKey>) {
-    let Value::Array(list) = value else {
-        problems.push(Problem::new(
-            path,
-            format!(
-                "must be a list of strings or {{source, publicKey | publicKeyFile}}, not {}",
-                crate::strict::type_name(value)
-            ),
-        ));
-        return (Vec::new(), Vec::new());
-    };
-    let (mut sources, mut keys) = (Vec::new(), Vec::new());
-    for (i, entry) in list.iter().enumerate() {
-        let field = path.index(i);
-        if let Value::String(s) = entry {
-            sources.push(s.clone());
-            continue;
-        }
-        if !entry.is_object() {
-            problems.push(Problem::new(
-                &field,
-                format!(
-                    "must be a string or {{source, publicKey | publicKeyFile}}, not {}",
-                    crate::strict::type_name(entry)
-                ),
-            ));
-            continue;
-        }
-        let mut r = Reader::new(entry, &field, problems);
-        r.deny_unknown(&["source", "publicKey", "publicKeyFile"]);
-        let source = r.string("source");
-        let pem = r.string("publicKey");
-        let file = r.string("publicKeyFile");
-        drop(r);
-        let Some(source) = source.filter(|s| !s.trim().is_empty()) else {
-            problems.push(Problem::new(
-                field.key("source"),
-                "is required: the reference or prefix (ending in *) this entry trusts",
-            ));
-            continue;
-        };
-        let key = match (pem, file) {
-            (Some(_), Some(_)) => {
-                problems.push(Problem::new(
-                    &field,
-                    "must set at most one of publicKey, publicKeyFile",
-                ));
-                continue;
-            }
-            (Some(pem), None) => Some(KeySource::Pem(pem)),
-            (None, Some(file)) if file.trim().is_empty() => {
-                problems.push(Problem::new(
-                    field.key("publicKeyFile"),
-                    "must not be empty",
-                ));
-                continue;
-            }
-            (None, Some(file)) => Some(KeySource::File(file)),
-            (None, None) => None,
-        };
-        let trimmed = source.trim();
-        if key.is_some()
-            && ["https://", "http://", "git::", "git://", "file://"]
-                .iter()
-                .any(|p| trimmed.starts_with(p))
-        {
-            problems.push(Problem::new(
-                field.key("source"),
-                "a public key checks cosign signatures, which only OCI catalogs carry (oci://registry/repository…); pin an https or Git source by sha256 or commit instead",
-            ));
-            continue;
-        }
-        if let Some(key) = key {
-            keys.push(TrustKey {
-                source: source.clone(),
-                key,
-                field: field.clone(),
-            });
-        }
-        sources.push(source);
-    }
-    (sources, keys)
-}
-
 /// `git: {url, ref, commit, path}`, every part checked by [`GitRef::new`].
 fn read_git(value: &Value, path: &FieldPath, problems: &mut Vec<Problem>) -> Option<GitRef> {
     let mut r = Reader::new(value, path, problems);
@@ -675,7 +566,7 @@ pub fn json_schema() -> Value {
                     },
                     "trustedCatalogs": {"type": "array", "description": "Remote catalogs allowed to load: exact references or a trailing * prefix; the object form also names a public key whose cosign signature a covered OCI catalog must carry.", "items": {
                         "x-kubernetes-preserve-unknown-fields": true,
-                        "description": "A string (an exact reference, or a prefix ending in *), or {source, publicKey | publicKeyFile}: source is matched as the string form; publicKey is a PEM public key (ECDSA P-256 as cosign generate-key-pair makes, or Ed25519), publicKeyFile the same in a file relative to the working directory; a covered OCI catalog must carry a cosign signature of its digest by it.",
+                        "description": "A string (an exact reference, or a prefix ending in *), or {source, publicKey | publicKeyFile}: source is matched as the string form; publicKey is a PEM public key (ECDSA P-256 as cosign generate-key-pair makes, or Ed25519), publicKeyFile the same in a file relative to the working directory; a covered OCI catalog must carry a cosign signature of its digest by it. Or {source, keyless: {identity | identityRegexp, issuer, trustRoot, rekorPublicKey}}: a keyless cosign signature whose Fulcio certificate names that identity (email or URI; identityRegexp matched as cosign matches it) and OIDC issuer, chains to a root in the PEM file trustRoot, and carries a Rekor bundle signed by the PEM key rekorPublicKey (files relative to the working directory), checked offline.",
                     }},
                     "builtin": {"type": "boolean", "default": true, "description": "Include the embedded catalog."},
                     "catalogOverwrite": {"type": "boolean", "default": false, "description": "Let a later catalog replace a service, template or manifest of an earlier one instead of failing."},
@@ -823,6 +714,55 @@ mod tests {
                 "spec.trustedCatalogs[2].source: is required: the reference or prefix (ending in *) this entry trusts",
                 "spec.trustedCatalogs[3].key: unknown field \"spec.trustedCatalogs[3].key\"",
                 "spec.trustedCatalogs[4]: must be a string or {source, publicKey | publicKeyFile}, not integer",
+            ]
+        );
+        assert!(bad.settings.trust_keys.is_empty());
+    }
+
+    #[test]
+    fn issue24_keyless_trust_entries_name_identity_issuer_root_and_rekor_key() {
+        let fc = parse(Some(
+            &serde_json::json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"trustedCatalogs": [
+                {"source": "oci://r.example/kl/*", "keyless": {"identity": "dev@acme.example",
+                    "issuer": "https://accounts.google.com", "trustRoot": "fulcio.pem",
+                    "rekorPublicKey": "rekor.pub"}},
+            ]}}),
+        ));
+        assert!(fc.problems.is_empty(), "{:?}", fc.problems);
+        assert_eq!(
+            fc.settings.trust_keys[0].key,
+            KeySource::Keyless(KeylessSource {
+                identity: Some("dev@acme.example".into()),
+                identity_regexp: None,
+                issuer: "https://accounts.google.com".into(),
+                trust_root: "fulcio.pem".into(),
+                rekor_public_key: "rekor.pub".into(),
+            })
+        );
+        let bad = parse(Some(
+            &serde_json::json!({"apiVersion": API_VERSION, "kind": KIND,
+            "spec": {"trustedCatalogs": [
+                {"source": "oci://r/a", "keyless": {"identity": "x", "identityRegexp": "y",
+                    "issuer": "i", "trustRoot": "t", "rekorPublicKey": "k"}},
+                {"source": "oci://r/b", "keyless": {"identity": "x", "trustRoot": "t"}},
+                {"source": "oci://r/c", "publicKeyFile": "k.pub", "keyless": {}},
+                {"source": "oci://r/d", "keyless": "x"},
+            ]}}),
+        ));
+        let problems: Vec<String> = bad
+            .problems
+            .iter()
+            .map(|p| format!("{}: {}", p.path, p.message))
+            .collect();
+        assert_eq!(
+            problems,
+            [
+                "spec.trustedCatalogs[0].keyless: must set one of identity, identityRegexp: the signer's email or URI (the certificate's subject alternative name)",
+                "spec.trustedCatalogs[1].keyless.issuer: is required: the OIDC issuer of the signer's certificate, e.g. https://token.actions.githubusercontent.com",
+                "spec.trustedCatalogs[1].keyless.rekorPublicKey: is required: a PEM file of the Rekor log's public key",
+                "spec.trustedCatalogs[2]: must set at most one of publicKey, publicKeyFile, keyless (one entry per signer; add another entry for the same source to require both)",
+                "spec.trustedCatalogs[3].keyless: must be {identity | identityRegexp, issuer, trustRoot, rekorPublicKey}, not string",
             ]
         );
         assert!(bad.settings.trust_keys.is_empty());

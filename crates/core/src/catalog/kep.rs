@@ -36,6 +36,9 @@ pub enum Runtime {
         /// A PEM public key (`publicKey`): the image must carry a cosign signature of its
         /// digest by it (SPEC §7.5).
         public_key: Option<String>,
+        /// `keyless`: the image must carry a keyless cosign signature by this identity and
+        /// issuer, under the trust root and Rekor key given as PEM text (SPEC §7.5).
+        keyless: Option<crate::config::KeylessSource>,
     },
     /// A binary per platform.
     Exec {
@@ -525,15 +528,21 @@ fn parse_one_runtime(
                 "requireStorageMount",
                 "requireFilesystem",
                 "publicKey",
+                "keyless",
             ]);
             let image = r.string("image");
             let public_key = r.string("publicKey");
+            let keyless_value = c.get("keyless").cloned();
             let sha256 = r.string("sha256");
             let require_network = r.boolean("requireNetwork").unwrap_or(false);
             let require_storage_mount = r
                 .boolean("requireStorageMount")
                 .or_else(|| r.boolean("requireFilesystem"))
                 .unwrap_or(false);
+            drop(r);
+            let keyless = keyless_value.as_ref().and_then(|k| {
+                crate::config::read_keyless(k, &cpath.key("keyless"), true, problems)
+            });
             match image {
                 Some(image) if !image.trim().is_empty() => Some(Runtime::Container {
                     image,
@@ -541,6 +550,7 @@ fn parse_one_runtime(
                     require_network,
                     require_storage_mount,
                     public_key,
+                    keyless,
                 }),
                 _ => {
                     problems.push(Problem::new(cpath.key("image"), "missing image"));
