@@ -280,3 +280,42 @@ fn issue16_a_slow_fetch_reports_progress_with_v() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(!stderr(&out).contains("fetching"), "{}", stderr(&out));
 }
+
+/// A service whose defaults leave a required value unset, with no `example` for it, was not
+/// rendered by lint at all ("ok" for a template that cannot render): lint renders it with
+/// placeholders of each value's type; a value no placeholder fits (a `pattern`) says to add
+/// an example.
+#[test]
+fn issue16_lint_renders_required_values_without_examples_with_placeholders() {
+    let ctx = TestContext::new();
+    let service = "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: web\nspec:\n  chartPath: web\n  status: enabled\n  configSchema:\n    type: object\n    required: [host, port]\n    properties:\n      host: {type: string, format: hostname}\n      port: {type: integer, minimum: 1024}\n";
+    ctx.write("team/services/web.yaml", service);
+    ctx.write(
+        "team/charts/web/cm.yaml.j2",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  url: \"{{ config.hots }}:{{ config.port }}\"\n",
+    );
+    let out = ctx.run(&["catalog", "lint", "team"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("charts/web/cm.yaml.j2:6: rendering \"web\" with its defaults: undefined value: `config.hots` is undefined"),
+        "{}",
+        stderr(&out)
+    );
+    ctx.write(
+        "team/charts/web/cm.yaml.j2",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  url: \"{{ config.host }}:{{ config.port }}\"\n",
+    );
+    let out = ctx.run(&["catalog", "lint", "team"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    ctx.write(
+        "team/services/web.yaml",
+        service.replace("format: hostname", "pattern: '^[a-z]+[.]example[.]com$'"),
+    );
+    let out = ctx.run(&["catalog", "lint", "team"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("warning: catalog team: services/web.yaml: \"web\" was not rendered: its defaults leave required values unset, and lint can make no placeholder for some of them (a `pattern`, or no type); give those fields an `example` so lint can render its templates"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -13,6 +13,7 @@ use crate::schema::CEL_NOT_CHECKED;
 use crate::service::Schemas;
 use crate::service::definition::{Status, example_value};
 use crate::service::instance;
+use crate::service::placeholder;
 use crate::strict::Problem;
 use crate::template::RenderError;
 
@@ -58,8 +59,8 @@ pub fn lint_only(
         }
         // The defaults alone first: what they leave unset or get wrong is reported (see
         // `default_config_problems`). Values a user must choose (required, no default) are
-        // then filled from their schema `example`s, so the templates are still rendered;
-        // without examples there is nothing to render with, and the warning says so.
+        // then filled from their schema `example`s, else with placeholders of their type
+        // (`service::placeholder`), so the templates are still rendered.
         let prepare = |request: &Value| {
             instance::prepare(
                 schemas,
@@ -83,16 +84,41 @@ pub fn lint_only(
                     .iter()
                     .all(|p| p.message == "Required value" || p.message == CEL_NOT_CHECKED);
                 errors.extend(report(&problems));
-                let example = service
-                    .definition
-                    .config_schema
-                    .as_ref()
-                    .and_then(|schema| example_value(schema.raw()));
-                let (true, Some(config)) = (only_missing, example) else {
+                let schema = service.definition.config_schema.as_ref();
+                let example = schema.and_then(|s| example_value(s.raw()));
+                // Without examples, placeholders of each value's type (issue 22: the
+                // templates were not rendered at all).
+                let made = example.is_none();
+                let config =
+                    example.or_else(|| schema.and_then(|s| placeholder::minimal_value(s.raw())));
+                let not_rendered = |why: &str| {
+                    located(
+                        CatalogError::new(
+                            &label,
+                            format!(
+                                "\"{}\" was not rendered: its defaults leave required values unset, and {why}; give those fields an `example` so lint can render its templates",
+                                service.definition.id
+                            ),
+                        )
+                        .warning(),
+                    )
+                };
+                let (true, Some(config)) = (only_missing, config) else {
+                    if only_missing {
+                        errors.push(not_rendered(
+                            "lint can make no placeholder for some of them (a `pattern`, or no type)",
+                        ));
+                    }
                     continue;
                 };
                 match prepare(&json!({"status": "enabled", "config": config})) {
                     Ok(p) => p,
+                    Err(instance::Rejected { .. }) if made => {
+                        errors.push(not_rendered(
+                            "the placeholders lint made for them from the schema do not validate",
+                        ));
+                        continue;
+                    }
                     Err(instance::Rejected {
                         errors: problems, ..
                     }) => {

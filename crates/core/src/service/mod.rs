@@ -6,6 +6,7 @@ pub mod deprecation;
 pub mod instance;
 pub mod kubara_config;
 pub mod legacy;
+pub mod placeholder;
 
 pub use definition::{ServiceDefinition, Status};
 pub use instance::{Instance, Schemas};
