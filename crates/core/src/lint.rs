@@ -283,6 +283,26 @@ fn examples(
     errors
 }
 
+/// Every function kind of the catalog with its catalog's label and its runtime.
+fn function_runtimes(
+    catalog: &Catalog,
+) -> impl Iterator<Item = (&crate::gvk::Gvk, String, &crate::catalog::kep::Runtime)> {
+    catalog.kinds().into_iter().filter_map(|(gvk, kind)| {
+        let Kind::Function {
+            runtime, bundle, ..
+        } = kind
+        else {
+            return None;
+        };
+        let label = catalog
+            .bundles
+            .get(*bundle)
+            .map(|b| b.origin.label())
+            .unwrap_or_default();
+        Some((gvk, label, runtime))
+    })
+}
+
 /// Errors for runtime sources a run cannot fetch (issue 23): an exec `uri` or a Starlark `url`
 /// that [`RuntimeSource::parse`](crate::catalog_ref::RuntimeSource::parse) refuses (another
 /// scheme, a Git source without a commit or a file, a reference that does not parse), so that
@@ -291,18 +311,7 @@ fn unfetchable_runtimes(catalog: &Catalog) -> Vec<CatalogError> {
     use crate::catalog::kep::Runtime;
     use crate::catalog_ref::RuntimeSource;
     let mut errors = Vec::new();
-    for (gvk, kind) in catalog.kinds() {
-        let Kind::Function {
-            runtime, bundle, ..
-        } = kind
-        else {
-            continue;
-        };
-        let label = catalog
-            .bundles
-            .get(*bundle)
-            .map(|b| b.origin.label())
-            .unwrap_or_default();
+    for (gvk, label, runtime) in function_runtimes(catalog) {
         for part in runtime.parts() {
             let sources: Vec<(String, &str)> = match part {
                 Runtime::Exec { platforms } => platforms
@@ -408,18 +417,7 @@ fn default_config_problems(
 fn unpinned_runtimes(catalog: &Catalog) -> Vec<CatalogError> {
     use crate::catalog::kep::Runtime;
     let mut warnings = Vec::new();
-    for (gvk, kind) in catalog.kinds() {
-        let Kind::Function {
-            runtime, bundle, ..
-        } = kind
-        else {
-            continue;
-        };
-        let label = catalog
-            .bundles
-            .get(*bundle)
-            .map(|b| b.origin.label())
-            .unwrap_or_default();
+    for (gvk, label, runtime) in function_runtimes(catalog) {
         for part in runtime.parts() {
             let missing: Vec<String> = match part {
                 Runtime::Container {

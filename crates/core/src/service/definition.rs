@@ -157,13 +157,18 @@ pub fn example_value(schema: &Value) -> Option<Value> {
     if let Some(example) = schema.get("example") {
         return Some(example.clone());
     }
-    let mut object = Map::new();
-    let paths = must_choose(schema);
-    if paths.is_empty() {
+    if must_choose(schema).is_empty() {
         return None;
     }
-    for path in paths {
-        let value = example_value(subschema(schema, &path)?)?;
+    fill_chosen(schema, example_value)
+}
+
+/// An object holding, at every value a user must choose under `schema` ([`must_choose`]), the
+/// value `leaf` makes from its subschema; `None` when `leaf` makes none for one of them.
+pub fn fill_chosen(schema: &Value, mut leaf: impl FnMut(&Value) -> Option<Value>) -> Option<Value> {
+    let mut object = Map::new();
+    for path in must_choose(schema) {
+        let value = leaf(subschema(schema, &path)?)?;
         let (last, parents) = path.split_last()?;
         let mut at = &mut object;
         for key in parents {

@@ -5,9 +5,9 @@
 //! within its bounds). A string with a `pattern` gets no placeholder: none can be guessed
 //! that surely matches, and lint says to add an `example`.
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::definition::{must_choose, subschema};
+use super::definition::fill_chosen;
 
 /// How deep objects and arrays are followed (schemas are bounded when loaded; this keeps a
 /// recursive walk shallow whatever they hold).
@@ -26,20 +26,7 @@ fn object(schema: &Value, depth: usize) -> Option<Value> {
     if depth > MAX_DEPTH {
         return None;
     }
-    let mut object = Map::new();
-    for path in must_choose(schema) {
-        let value = placeholder(subschema(schema, &path)?, depth + 1)?;
-        let (last, parents) = path.split_last()?;
-        let mut at = &mut object;
-        for key in parents {
-            let entry = at
-                .entry(key.clone())
-                .or_insert_with(|| Value::Object(Map::new()));
-            at = entry.as_object_mut()?;
-        }
-        at.insert(last.clone(), value);
-    }
-    Some(Value::Object(object))
+    fill_chosen(schema, |sub| placeholder(sub, depth + 1))
 }
 
 fn placeholder(schema: &Value, depth: usize) -> Option<Value> {
