@@ -286,7 +286,7 @@ fn examples(
 /// Every function kind of the catalog with its catalog's label and its runtime.
 fn function_runtimes(
     catalog: &Catalog,
-) -> impl Iterator<Item = (&crate::gvk::Gvk, String, &crate::catalog::kep::Runtime)> {
+) -> impl Iterator<Item = (String, String, &crate::catalog::kep::Runtime)> {
     catalog.kinds().into_iter().filter_map(|(gvk, kind)| {
         let Kind::Function {
             runtime, bundle, ..
@@ -299,7 +299,7 @@ fn function_runtimes(
             .get(*bundle)
             .map(|b| b.origin.label())
             .unwrap_or_default();
-        Some((gvk, label, runtime))
+        Some((gvk.to_string(), label, runtime))
     })
 }
 
