@@ -437,14 +437,18 @@ fn type_name(schema: &Value) -> String {
 /// The view as `-o yaml` or `-o json` prints it.
 pub(super) fn render(view: &View, format: Format) -> String {
     // One value for both forms, so YAML and JSON are the same document.
-    let value = serde_json::to_value(view).unwrap_or_default();
+    render_value(&serde_json::to_value(view).unwrap_or_default(), format)
+}
+
+/// A document as `-o yaml` or `-o json` prints it (pretty JSON, or our YAML emitter).
+pub(super) fn render_value(value: &serde_json::Value, format: Format) -> String {
     match format {
         Format::Json => {
-            let mut text = serde_json::to_string_pretty(&value).unwrap_or_default();
+            let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
             text.push('\n');
             text
         }
-        _ => crate::yaml::emit(&value),
+        _ => crate::yaml::emit(value),
     }
 }
 

@@ -97,7 +97,12 @@ enum Command {
     #[command(subcommand)]
     Import(import::ImportCommand),
     /// Print the version and the built-in catalog
-    Version,
+    Version {
+        /// `text` (for people), `yaml` or `json` (for machines: `version`, `builtinCatalog`
+        /// with `reference` and `digest`)
+        #[arg(short, long, value_enum, default_value = "text")]
+        output: catalog_view::Format,
+    },
     /// Check a detached Ed25519 signature of a file, such as a release's (what `openssl
     /// pkeyutl -verify -rawin` checks); exit 1 when it does not verify
     VerifySignature {
@@ -225,7 +230,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             catalogs,
         }) => explain::run(&target, recursive, &catalogs),
         Some(Command::Catalog(command)) => catalog_cmd::run(command),
-        Some(Command::Version) => version(),
+        Some(Command::Version { output }) => version(output),
         Some(Command::Completions { shell }) => completions(shell),
         Some(Command::ManPages { dir }) => man_pages(&dir),
         Some(Command::VerifySignature {
@@ -436,17 +441,25 @@ fn function_catalog_yaml(args: &CatalogArgs) -> Result<(), CliError> {
     )))
 }
 
-fn version() -> Result<(), CliError> {
+fn version(output: catalog_view::Format) -> Result<(), CliError> {
     let (catalog, _) = Catalog::merge(vec![crate::builtin::bundle()], false);
-    let builtin = catalog
+    let (reference, digest) = catalog
         .bundles
         .first()
-        .map(|b| format!("{} sha256:{}", b.reference, b.digest))
+        .map(|b| (b.reference.clone(), format!("sha256:{}", b.digest)))
         .unwrap_or_default();
-    Stdout::print(&format!(
-        "krm-catalog {}\nbuilt-in catalog: {builtin}\n",
-        env!("CARGO_PKG_VERSION")
-    ))
+    let version = env!("CARGO_PKG_VERSION");
+    if output == catalog_view::Format::Text {
+        return Stdout::print(&format!(
+            "krm-catalog {version}\nbuilt-in catalog: {reference} {digest}\n"
+        ));
+    }
+    // Machines read the same document in either form (issue 22).
+    let value = serde_json::json!({
+        "version": version,
+        "builtinCatalog": {"reference": reference, "digest": digest},
+    });
+    Stdout::print(&catalog_view::render_value(&value, output))
 }
 
 #[cfg(test)]

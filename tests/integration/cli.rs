@@ -33,6 +33,24 @@ fn version_names_the_builtin_catalog() {
     let text = stdout(&out);
     assert!(text.starts_with("krm-catalog "), "{text}");
     assert!(text.contains("built-in catalog: builtin@"), "{text}");
+    // Issue 22: `-o json|yaml` for machines, the same document in both forms.
+    let json = repo.run(&["version", "-o", "json"], "");
+    assert!(json.status.success(), "{}", stderr(&json));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json)).expect("json");
+    assert_eq!(doc["version"], env!("CARGO_PKG_VERSION"));
+    assert!(
+        doc["builtinCatalog"]["reference"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("builtin@")),
+        "{doc}"
+    );
+    assert!(
+        text.contains(doc["builtinCatalog"]["digest"].as_str().expect("digest")),
+        "{text}"
+    );
+    let yaml = repo.run(&["version", "-o", "yaml"], "");
+    assert!(yaml.status.success(), "{}", stderr(&yaml));
+    assert_eq!(krm_catalog::yaml::parse(&stdout(&yaml)).expect("yaml"), doc);
 }
 
 #[test]
