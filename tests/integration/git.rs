@@ -13,7 +13,7 @@ use crate::util::{
 };
 
 /// `git` in `dir` with a fixed identity and no user or system configuration.
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     succeed(
         Command::new("git")
             .current_dir(dir)

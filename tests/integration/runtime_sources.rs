@@ -7,15 +7,16 @@
 //! Tests print `SKIPPED …` when a tool is missing.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use krm_catalog::remote::archive;
 use krm_catalog::verify::sha256_hex;
 
+use crate::git::git;
 use crate::remote::{OFFLINE, ONLINE};
-use crate::runtimes::{ECHO, RUN_EXEC, exec_catalog, input};
+use crate::runtimes::{ECHO, RUN_EXEC, exec_catalog, input, push_image};
 use crate::servers::{Registry, Server};
-use crate::util::{TestContext, have, stderr, stdout, succeed, test_name};
+use crate::util::{TestContext, have, stderr, stdout, test_name};
 
 const FAILS: &[u8] = b"#!/bin/sh\necho wrong platform >&2\nexit 3\n";
 
@@ -92,18 +93,7 @@ fn push(layout: &Path, media: &str, (digest, size): &(String, usize), target: &s
         r#"{"imageLayoutVersion":"1.0.0"}"#,
     )
     .expect("oci-layout");
-    succeed(
-        Command::new("skopeo")
-            .args([
-                "copy",
-                "--quiet",
-                "--all",
-                "--preserve-digests",
-                "--dest-tls-verify=false",
-            ])
-            .arg(format!("oci:{}:latest", layout.display()))
-            .arg(format!("docker://{target}")),
-    );
+    push_image(layout, target);
 }
 
 const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
@@ -226,31 +216,6 @@ fn issue23_exec_runtime_from_an_oci_artifact_layer_and_index() {
     );
     drop(registry);
     assert_ran(&pkg.run(&[], &input("Echo", RUN_EXEC).replace(ONLINE, OFFLINE)));
-}
-
-/// `git` in `dir`, with a fixed identity and no user or system configuration.
-fn git(dir: &Path, args: &[&str]) -> String {
-    succeed(
-        Command::new("git")
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .args([
-                "-c",
-                "user.name=krm-catalog test",
-                "-c",
-                "user.email=test@krm-catalog.invalid",
-                "-c",
-                "init.defaultBranch=main",
-                "-c",
-                "tag.gpgSign=false",
-                "-c",
-                "commit.gpgSign=false",
-            ])
-            .args(args),
-    )
-    .trim()
-    .to_owned()
 }
 
 /// A repository at `dir` with the echo function at `bin/echo-fn`, tagged `v1`; returns the

@@ -411,7 +411,8 @@ fn image_layout(content: &[u8], index: bool) -> (tempfile::TempDir, String, Opti
     (dir, manifest_digest, index_digest)
 }
 
-fn push_image(layout: &Path, target: &str) {
+/// Push the OCI layout's `latest` (every manifest of an index, digests kept) to `target`.
+pub(crate) fn push_image(layout: &Path, target: &str) {
     succeed(
         Command::new("skopeo")
             .args([
