@@ -115,6 +115,10 @@ fn kubara(args: &KubaraArgs) -> Result<(), CliError> {
     };
     // Each set alone, as `render` will see it: generated objects of two clusters (the same
     // Namespace) must not meet in one run.
+    let ctx = args
+        .fn_config
+        .as_deref()
+        .map_or_else(RunContext::default, RunContext::for_config_file);
     let mut found = Vec::new();
     for (i, (name, set)) in imported.sets.iter().enumerate() {
         let outcome = pipeline::run(
@@ -123,7 +127,7 @@ fn kubara(args: &KubaraArgs) -> Result<(), CliError> {
                 function_config: function_config.clone(),
                 verbatim: None,
             },
-            &RunContext::default(),
+            &ctx,
         );
         for result in outcome.results.sorted() {
             if result.severity != Severity::Info {

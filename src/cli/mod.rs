@@ -395,6 +395,8 @@ fn load_for_command(args: &CatalogArgs) -> Result<Catalog, CliError> {
             ));
         }
         settings = fc.settings;
+        // As in a run: the config's relative paths resolve against its file's directory.
+        settings.rebase(path.parent().unwrap_or(std::path::Path::new("")));
     }
     for (i, c) in args.catalogs.iter().enumerate() {
         let source: CatalogRef = c.parse().map_err(CliError::Reference)?;

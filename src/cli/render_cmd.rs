@@ -367,6 +367,20 @@ pub fn run(args: &RenderArgs) -> Result<(), CliError> {
     if !stray.is_empty() {
         return Err(CliError::Several(stray));
     }
+    // Relative paths of the config resolve against the directory of its file; the package is
+    // the one directory given (its files' paths are relative to it), else the working directory.
+    let mut ctx = match (&args.fn_config, &listed_config) {
+        (Some(file), _) => RunContext::for_config_file(file),
+        (None, Some((label, _))) if label != "stdin" => {
+            RunContext::for_config_file(Path::new(label))
+        }
+        (None, _) => RunContext::default(),
+    };
+    if let [only] = inputs.as_slice()
+        && Path::new(only).is_dir()
+    {
+        ctx.package = Some(ctx.cwd.join(only));
+    }
     let function_config = match &args.fn_config {
         None => listed_config.map(|(_, config)| config),
         Some(path) if listed_config.is_some() => {
@@ -388,7 +402,7 @@ pub fn run(args: &RenderArgs) -> Result<(), CliError> {
             function_config,
             verbatim: None,
         },
-        &RunContext::default(),
+        &ctx,
     );
     let mut objects: Vec<Value> = outcome
         .list

@@ -36,7 +36,7 @@ pub(super) fn load(
     // Files of a configured local catalog that the orchestrator read as package resources
     // (`kpt fn render` of a package holding its catalog) are that catalog, not an inline one:
     // read twice, every definition was a duplicate (issue 22).
-    let roots = local_catalog_roots(&fc.settings);
+    let roots = local_catalog_roots(&fc.settings, ctx.package());
     let inline = |item: &Item| {
         is_inline_catalog_item(item)
             && !resource_list::has_function_annotation(item)
@@ -134,15 +134,16 @@ pub fn load_catalogs(
                 let path = crate::env::resolve_path(&ctx.cwd, p);
                 let mut bundle = Bundle::from_path(p, &path);
                 if !path.exists() {
-                    // Under `kpt fn render PKG` an exec function runs in kpt's directory, not
-                    // the package's, and nothing in the ResourceList says where the package
-                    // is (issue 22): say which directory was read and what to do.
-                    let relative = std::path::Path::new(p).is_relative();
+                    // A config whose file nobody named (`kpt fn eval`, a ResourceList on
+                    // stdin) has its relative paths read from where the function runs
+                    // (issue 22): say which directory was read and what to do.
+                    let relative =
+                        std::path::Path::new(p).is_relative() && ctx.config_dir.is_none();
                     for e in &mut bundle.problems {
                         e.unavailable = true;
                         if relative {
                             e.message.push_str(
-                                " in the current directory (a relative path is read from where the function runs: kpt runs exec functions where kpt was started, so start it from the package directory, or give an absolute path)",
+                                " in the current directory (a relative path resolves against the function config's file when `kpt fn render` or `render --fn-config` names it; nothing named it here, so it was read from where the function runs: run from the directory it is relative to, or give an absolute path)",
                             );
                         }
                     }
@@ -398,22 +399,54 @@ fn item_needing_more_catalogs<T: Fields>(
 
 /// The configured local catalog paths that are relative, normalised (`./team/` → `team`):
 /// package files under them belong to that catalog.
-fn local_catalog_roots(settings: &crate::config::Settings) -> Vec<String> {
+fn local_catalog_roots(
+    settings: &crate::config::Settings,
+    package: &std::path::Path,
+) -> Vec<String> {
+    let Some(package) = absolute(package) else {
+        return Vec::new();
+    };
     settings
         .catalogs
         .iter()
         .filter_map(|entry| match &entry.source {
-            CatalogRef::Path(p) if std::path::Path::new(p).is_relative() => {
-                let mut p = p.as_str();
-                while let Some(rest) = p.strip_prefix("./") {
-                    p = rest;
-                }
-                let p = p.trim_end_matches('/');
-                (!p.is_empty() && p != ".").then(|| p.to_owned())
+            // Paths were rebased onto the config file's directory: take them relative to the
+            // package again, as the orchestrator writes the files' own paths.
+            CatalogRef::Path(p) => {
+                let path = absolute(std::path::Path::new(p))?;
+                let parts: Vec<&str> = path
+                    .strip_prefix(&package)
+                    .ok()?
+                    .iter()
+                    .map(|part| part.to_str())
+                    .collect::<Option<_>>()?;
+                (!parts.is_empty()).then(|| parts.join("/"))
             }
             _ => None,
         })
         .collect()
+}
+
+/// `path` joined to the working directory when relative, `.` and `..` taken out by their text
+/// (the catalog may not exist yet: nothing is read).
+fn absolute(path: &std::path::Path) -> Option<std::path::PathBuf> {
+    use std::path::Component;
+    let joined = if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir().ok()?.join(path)
+    };
+    let mut out = std::path::PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    Some(out)
 }
 
 /// Whether a package file path (relative, slash-separated) is one of `roots` or under one.

@@ -1,24 +1,96 @@
 //! What every stage reads: where the run happens, which items are what, and the bodies of
 //! items read as skeletons.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::gvk::Gvk;
 use crate::resource_list::{self, Fields, Item};
 use crate::service::definition::SERVICES_GROUP;
 
-/// Where the run happens: relative catalog paths resolve against `cwd`.
+/// Where the run happens.
 #[derive(Debug, Clone)]
 pub struct RunContext {
-    /// Working directory.
+    /// The working directory: relative paths resolve here once the config's are rebased.
     pub cwd: PathBuf,
+    /// The directory of the file that declares the function config, when the caller read it
+    /// from a file (`render --fn-config`): its relative paths resolve there.
+    pub config_dir: Option<PathBuf>,
+    /// The package whose files the items are, when it is not the working directory: what
+    /// the items' paths are relative to.
+    pub package: Option<PathBuf>,
 }
 
 impl Default for RunContext {
     fn default() -> Self {
         Self {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            config_dir: None,
+            package: None,
         }
+    }
+}
+
+/// kpt's annotation on every item of `kpt fn render`, the function config included: the
+/// package's absolute directory. kpt runs exec functions in its own directory, so this is the
+/// only way to know where the package is.
+const PACKAGE_PATH: &str = "internal.config.kubernetes.io/package-path";
+
+impl RunContext {
+    /// The context of a function config read from `file`: its relative paths resolve against
+    /// the file's directory, whatever the current directory is (issue 22).
+    pub fn for_config_file(file: &Path) -> Self {
+        Self {
+            config_dir: file.parent().map(Path::to_path_buf),
+            ..Self::default()
+        }
+    }
+
+    /// The package the items' paths are relative to.
+    pub(super) fn package(&self) -> &Path {
+        self.package.as_deref().unwrap_or(&self.cwd)
+    }
+
+    /// This context for a run of `config`, and the directory its relative paths resolve
+    /// against: the directory the caller gave, else the one kpt names (the package joined
+    /// with the config file's directory in it), else none (the working directory).
+    pub(super) fn for_function_config(
+        &self,
+        config: Option<&serde_json::Value>,
+    ) -> (Self, PathBuf) {
+        let annotation = |key: &str| {
+            config
+                .and_then(|c| c.pointer("/metadata/annotations"))
+                .and_then(|a| a.get(key))
+                .and_then(serde_json::Value::as_str)
+        };
+        let kpt_package = annotation(PACKAGE_PATH)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute());
+        let mut ctx = self.clone();
+        if ctx.package.is_none() {
+            ctx.package.clone_from(&kpt_package);
+        }
+        let base = match (&self.config_dir, &kpt_package) {
+            (Some(dir), _) => dir.clone(),
+            (None, Some(package)) => {
+                let file = annotation(resource_list::PATH)
+                    .or_else(|| annotation(resource_list::LEGACY_PATH))
+                    .unwrap_or_default();
+                let dir = Path::new(file).parent().unwrap_or(Path::new(""));
+                // A path that climbs out of the package is not kpt's: use the package itself.
+                if dir
+                    .components()
+                    .all(|c| matches!(c, std::path::Component::Normal(_)))
+                {
+                    package.join(dir)
+                } else {
+                    package.clone()
+                }
+            }
+            (None, None) => return (ctx, PathBuf::new()),
+        };
+        ctx.config_dir = Some(base.clone());
+        (ctx, base)
     }
 }
 
@@ -84,5 +156,47 @@ pub(super) fn hydrate(
         {
             *item = Item::from(full);
         }
+    }
+}
+
+#[cfg(test)]
+mod context_tests {
+    use super::RunContext;
+    use serde_json::json;
+    use std::path::{Path, PathBuf};
+
+    fn config(package: &str, path: &str) -> serde_json::Value {
+        json!({"apiVersion": "krm-catalog.dev/v1alpha1", "kind": "ResolveCatalog",
+            "metadata": {"name": "c", "annotations": {
+                "internal.config.kubernetes.io/package-path": package,
+                "internal.config.kubernetes.io/path": path}}})
+    }
+
+    /// Issue 22: under `kpt fn render` the config's paths resolve against its file in the
+    /// package kpt names, whatever the working directory is.
+    #[test]
+    fn issue16_kpt_names_the_package_and_the_config_file() {
+        let ctx = RunContext {
+            cwd: PathBuf::from("/elsewhere"),
+            config_dir: None,
+            package: None,
+        };
+        let (run, base) = ctx.for_function_config(Some(&config("/pkg", "fns/fn.yaml")));
+        assert_eq!(base, Path::new("/pkg/fns"));
+        assert_eq!(run.package(), Path::new("/pkg"));
+        assert_eq!(run.cwd, Path::new("/elsewhere"));
+        // A path that climbs out of the package: the package itself.
+        let (_, base) = ctx.for_function_config(Some(&config("/pkg", "../x/fn.yaml")));
+        assert_eq!(base, Path::new("/pkg"));
+        // A relative package path is not kpt's: nothing changes.
+        let (run, base) = ctx.for_function_config(Some(&config("pkg", "fn.yaml")));
+        assert_eq!(
+            (run.package(), base),
+            (Path::new("/elsewhere"), PathBuf::new())
+        );
+        // A file the caller named wins over the annotations.
+        let named = RunContext::for_config_file(Path::new("conf/fn.yaml"));
+        let (_, base) = named.for_function_config(Some(&config("/pkg", "fn.yaml")));
+        assert_eq!(base, Path::new("conf"));
     }
 }

@@ -51,7 +51,11 @@ pub fn run(list: impl Into<ResourceList<Item>>, ctx: &RunContext) -> Outcome {
         mut verbatim,
     } = list.into();
     let config_ref = function_config.as_ref();
-    let fc = config::parse(config_ref);
+    let mut fc = config::parse(config_ref);
+    // Relative paths of the config resolve where the file that declares it is (issue 22).
+    let (run_ctx, base) = ctx.for_function_config(config_ref);
+    let ctx = &run_ctx;
+    fc.settings.rebase(&base);
     for p in &fc.problems {
         results.push(KrmResult::of(p, config_ref));
     }

@@ -276,11 +276,11 @@ source: |
     assert_eq!(files["unrelated.yaml"], UNRELATED.replace("'on'", "\"on\""));
 }
 
-/// Issue 22: a package that holds its own catalog (`catalogs: [{path: team}]`). kpt reads the
-/// catalog's ServiceDefinitions as package resources; read again as an inline catalog, every
-/// definition was a duplicate ("set catalogOverwrite"). From outside the package the relative
-/// path is read from kpt's directory: the error says which directory and what to do, and no
-/// longer blames the Kptfile.
+/// Issue 22: a package that holds its own catalog. kpt reads the catalog's ServiceDefinitions
+/// as package resources; read again as an inline catalog, every definition was a duplicate
+/// ("set catalogOverwrite"). A relative path resolves against the directory of the file that
+/// declares it (`fns/fn.yaml` says `../team`), whatever kpt's directory is: kpt runs exec
+/// functions where it was started, and names the package in `package-path`.
 #[test]
 fn issue16_kpt_render_of_a_package_holding_its_catalog() {
     if !have("kpt", test_name!()) {
@@ -300,14 +300,14 @@ fn issue16_kpt_render_of_a_package_holding_its_catalog() {
         "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: Hello\nmetadata:\n  name: h\n",
     );
     pkg.write(
-        "fn.yaml",
-        "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: c\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nspec:\n  catalogs:\n  - path: team\n",
+        "fns/fn.yaml",
+        "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: c\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nspec:\n  catalogs:\n  - path: ../team\n",
     );
     let exe = bin();
     pkg.write(
         "Kptfile",
         format!(
-            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n  - exec: {}\n    configPath: fn.yaml\n",
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n  - exec: {}\n    configPath: fns/fn.yaml\n",
             exe.to_string_lossy()
         ),
     );
@@ -320,17 +320,6 @@ fn issue16_kpt_render_of_a_package_holding_its_catalog() {
         .arg(pkg.path())
         .output()
         .expect("run kpt");
-    assert!(!out.status.success(), "{}", stderr(&out));
-    let err = stderr(&out);
-    assert!(
-        err.contains(
-            "catalog directory \\\"team\\\" does not exist in the current directory (a relative path is read from where the function runs: kpt runs exec functions where kpt was started, so start it from the package directory, or give an absolute path); it may be needed: services.krm-catalog.dev/v1alpha1/Hello/h is a service kind no loaded catalog defines"
-        ),
-        "{err}"
-    );
-    assert!(!err.contains("Kptfile/pkg is of group"), "{err}");
-    // From inside: the catalog is read once, and the service renders.
-    let out = kpt(&pkg, &["fn", "render", "--allow-exec", "."]);
     assert!(
         out.status.success(),
         "kpt fn render failed:\n{}",
@@ -346,5 +335,72 @@ fn issue16_kpt_render_of_a_package_holding_its_catalog() {
         files["team/services/hello.yaml"].contains("config.kubernetes.io/local-config: \"true\""),
         "{}",
         files["team/services/hello.yaml"]
+    );
+    // From inside: the catalog is read once. The first render marked the catalog's files
+    // local-config (so `kpt live apply` leaves them out) and kpt wrote them in its own style,
+    // so the catalog digest settles from the second render on: a fixed point from there.
+    let render_inside = || {
+        let out = kpt(&pkg, &["fn", "render", "--allow-exec", "."]);
+        assert!(
+            out.status.success(),
+            "kpt fn render failed:\n{}",
+            stderr(&out)
+        );
+        snapshot(pkg.path())
+    };
+    let second = render_inside();
+    assert_eq!(
+        second.keys().collect::<Vec<_>>(),
+        files.keys().collect::<Vec<_>>()
+    );
+    assert_eq!(render_inside(), second);
+    // `kpt fn eval --fn-config` names no file: the path is read from kpt's directory, and the
+    // result says so (a warning here: the catalog's files came as items, an inline catalog).
+    let out = pkg
+        .command("kpt")
+        .current_dir(parent)
+        .args(["fn", "eval", "--exec"])
+        .arg(&exe)
+        .arg("--fn-config")
+        .arg(pkg.path().join("fns/fn.yaml"))
+        .arg(pkg.path())
+        .output()
+        .expect("run kpt");
+    let err = stderr(&out);
+    assert!(
+        err.contains("catalog directory \\\"../team\\\" does not exist in the current directory (a relative path resolves against the function config's file when `kpt fn render` or `render --fn-config` names it; nothing named it here"),
+        "{err}"
+    );
+    assert!(!err.contains("Kptfile/pkg is of group"), "{err}");
+}
+
+/// Issue 22: `render --fn-config DIR/fn.yaml -f DIR` from elsewhere reads the config's
+/// relative catalog path from the config's directory, and the catalog's files in `DIR` are that
+/// catalog (not a second, inline one).
+#[test]
+fn issue16_render_resolves_config_paths_against_the_config_file() {
+    let ctx = TestContext::new();
+    ctx.write(
+        "pkg/team/services/hello.yaml",
+        "apiVersion: kubara.io/v1alpha1\nkind: ServiceDefinition\nmetadata:\n  name: hello\nspec:\n  chartPath: hello\n  status: enabled\n  configSchema:\n    type: object\n    properties:\n      message: {type: string, default: hi}\n",
+    );
+    ctx.write(
+        "pkg/team/charts/hello/cm.yaml.j2",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ instance.name }}\ndata:\n  m: {{ config.message }}\n",
+    );
+    ctx.write(
+        "pkg/app.yaml",
+        "apiVersion: services.krm-catalog.dev/v1alpha1\nkind: Hello\nmetadata:\n  name: h\n",
+    );
+    ctx.write(
+        "pkg/fn.yaml",
+        "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: c\nspec:\n  catalogs:\n  - path: team\n",
+    );
+    let out = ctx.run(&["render", "--fn-config", "pkg/fn.yaml", "-f", "pkg"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("kind: ConfigMap") && text.contains("m: hi"),
+        "{text}"
     );
 }

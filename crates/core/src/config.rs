@@ -183,6 +183,48 @@ impl Default for Settings {
     }
 }
 
+impl Settings {
+    /// Resolve the relative local paths the function config names (catalog directories and
+    /// files, public-key and trust-root files) against `base`, the directory of the file that
+    /// declares them, whatever the current directory is (issue 22). `~/` paths, absolute paths
+    /// and remote sources are left as written; an empty or `.` base changes nothing.
+    pub fn rebase(&mut self, base: &std::path::Path) {
+        if base.as_os_str().is_empty() || base == std::path::Path::new(".") {
+            return;
+        }
+        let rebase = |p: &mut String| {
+            let path = std::path::Path::new(p.as_str());
+            if path.is_relative() && !p.starts_with("~/") {
+                let mut rest = p.as_str();
+                while let Some(r) = rest.strip_prefix("./") {
+                    rest = r;
+                }
+                let joined = if rest.is_empty() || rest == "." {
+                    base.to_path_buf()
+                } else {
+                    base.join(rest)
+                };
+                *p = joined.to_string_lossy().into_owned();
+            }
+        };
+        for entry in &mut self.catalogs {
+            if let CatalogRef::Path(p) = &mut entry.source {
+                rebase(p);
+            }
+        }
+        for entry in &mut self.trust_keys {
+            match &mut entry.key {
+                trust::KeySource::File(file) => rebase(file),
+                trust::KeySource::Keyless(k) => {
+                    rebase(&mut k.trust_root);
+                    rebase(&mut k.rekor_public_key);
+                }
+                trust::KeySource::Pem(_) => {}
+            }
+        }
+    }
+}
+
 /// What kind of object the function config is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConfigKind {
