@@ -172,6 +172,7 @@ fn push_dedented(out: &mut String, text: &str, column: usize, piece: &mut impl F
 mod issue20_writing {
     use super::*;
     use crate::resource_list::{Item, read, read_owned, read_owned_keeping};
+    use std::fmt::Write as _;
 
     const ANCHORED: &str = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: a\n    labels: &l {team: a}\n  data: {x: 'on'}\n- apiVersion: v1\n  kind: Secret\n  metadata:\n    name: b\n    labels: *l\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: c, labels: *l}\nfunctionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: f}\n";
 
@@ -251,12 +252,12 @@ mod issue20_writing {
             }
             input.push_str("]\n");
             for i in 0..2000 {
-                input.push_str(&format!("{indent}    k{i}: v\n"));
+                let _ = writeln!(input, "{indent}    k{i}: v");
             }
             let whole = write(read_owned(input.clone()).unwrap(), None);
             let mut pieces = Vec::new();
             write_pieces(read_owned(input).unwrap(), None, |p| {
-                pieces.push(p.to_owned())
+                pieces.push(p.to_owned());
             });
             assert_eq!(pieces.concat(), whole);
             let largest = pieces.iter().map(String::len).max().unwrap();
