@@ -332,6 +332,19 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
 mod tests {
     use super::*;
 
+    /// Issue 20: items' places are 32-bit offsets, so function mode refuses a longer input by
+    /// name, whatever the input limit allows (4 GiB cannot be allocated in a test: the check
+    /// itself, at its edge).
+    #[test]
+    fn issue20_inputs_past_4_gib_are_refused() {
+        assert_eq!(addressable(0), Ok(()));
+        assert_eq!(addressable(Span::MAX_TEXT), Ok(()));
+        let err = addressable(Span::MAX_TEXT + 1).unwrap_err().to_string();
+        assert!(err.contains("input is 4294967296 bytes"), "{err}");
+        assert!(err.contains("4 GiB"), "{err}");
+        assert!(err.contains("KRM_CATALOG_MAX_INPUT_BYTES"), "{err}");
+    }
+
     /// An item the scan's builder leaves to `yaml::parse` (a tag deep inside) is parsed from its
     /// text after later items were read; the items kept whole stay marked so.
     #[test]
