@@ -148,12 +148,17 @@ pub(super) fn hydrate(
     let Some(v) = verbatim else {
         return;
     };
-    for (i, item) in items.iter_mut().enumerate() {
-        if let Some(Some(range)) = v.ranges.get(i)
-            && !v.is_whole(i)
-            && wanted(i, item)
-            && let Some(full) = v.item_at(range)
-        {
+    // All at once: the items of a streamed input are read in one pass (`Verbatim::items_at`).
+    let (at, spans): (Vec<usize>, Vec<resource_list::Span>) = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, item)| {
+            let span = v.ranges.get(i).copied().flatten()?;
+            (!v.is_whole(i) && wanted(i, item)).then_some((i, span))
+        })
+        .unzip();
+    for (i, full) in at.into_iter().zip(v.items_at(&spans)) {
+        if let (Some(item), Some(full)) = (items.get_mut(i), full) {
             *item = Item::from(full);
         }
     }

@@ -19,19 +19,103 @@ pub enum Item {
 /// What the pipeline reads of an item it may leave alone: its identity and the annotations
 /// that decide its role or its place in results (see [`skeleton`]). A `serde_json::Value` of
 /// the same fields costs about 800 bytes (an ordered map per level, a `String` per key); this
-/// costs about 90, so that with many small items memory stays near the input size.
+/// costs 32 bytes in the item vector and, when its strings are short (a name, perhaps a
+/// namespace), nothing else (issue 20: the skeletons of 25 MB of small items held more than
+/// the input).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Skeleton {
     /// `apiVersion` and `kind`, shared by every item of the same type.
     type_meta: std::sync::Arc<TypeMeta>,
-    /// `name`, `namespace` (those present), then key and value of each kept annotation in
-    /// input order, one after the other: one allocation instead of one per string, whose
-    /// allocator overhead was as large as a small flow-style item's text (issue 13).
-    text: Box<str>,
-    /// Where each field of `text` ends (it starts where the one before ends).
-    ends: Box<[u32]>,
-    /// Which of [`NAME`], [`NAMESPACE`] and [`ANNOTATIONS`] (the field, even empty) are present.
-    present: u8,
+    /// Which of [`NAME`], [`NAMESPACE`] and [`ANNOTATIONS`] (the field, even empty) are
+    /// present, then `name` and `namespace` (those present) and the key and value of each kept
+    /// annotation in input order, each as its length and its bytes (see [`Packed`]).
+    packed: Packed,
+}
+
+/// The bytes of a [`Skeleton`]'s fields: a flags byte, then each string as its length
+/// (LEB128: one byte below 128) and its UTF-8 bytes. In place up to [`Packed::INLINE`]
+/// bytes, else one allocation of exactly its size (one instead of one per string, whose
+/// allocator overhead was as large as a small flow-style item's text, issue 13).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Packed {
+    /// `bytes[..len]`; the rest is zero, so that equal skeletons compare equal.
+    Inline {
+        len: u8,
+        bytes: [u8; Packed::INLINE],
+    },
+    Heap(Box<[u8]>),
+}
+
+impl Packed {
+    /// As many bytes as fit beside the tag and the length in the 24 bytes a `Box<[u8]>` and
+    /// its tag take anyway.
+    const INLINE: usize = 22;
+
+    fn new(bytes: &[u8]) -> Self {
+        let mut inline = [0; Self::INLINE];
+        match (inline.get_mut(..bytes.len()), u8::try_from(bytes.len())) {
+            (Some(place), Ok(len)) => {
+                place.copy_from_slice(bytes);
+                Packed::Inline { len, bytes: inline }
+            }
+            _ => Packed::Heap(Box::from(bytes)),
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Packed::Inline { len, bytes } => bytes.get(..usize::from(*len)).unwrap_or_default(),
+            Packed::Heap(bytes) => bytes,
+        }
+    }
+}
+
+/// Append `n` as LEB128: seven bits a byte, low bits first, the high bit set on all but the
+/// last byte.
+fn push_len(out: &mut Vec<u8>, mut n: usize) {
+    while n >= 0x80 {
+        out.push((n & 0x7f).to_le_bytes()[0] | 0x80);
+        n >>= 7;
+    }
+    out.push(n.to_le_bytes()[0]);
+}
+
+/// A length written by [`push_len`] and the bytes after it; `None` if `bytes` does not start
+/// with one.
+fn take_len(bytes: &[u8]) -> Option<(usize, &[u8])> {
+    let mut n = 0usize;
+    for (i, &b) in bytes.iter().enumerate() {
+        let bits = usize::from(b & 0x7f);
+        let shift = u32::try_from(7 * i).ok()?;
+        let shifted = bits.checked_shl(shift)?;
+        if shifted >> shift != bits {
+            return None;
+        }
+        n |= shifted;
+        if b & 0x80 == 0 {
+            return Some((n, bytes.get(i + 1..)?));
+        }
+    }
+    None
+}
+
+/// A string of a [`Packed`] (written from a `str`, so this fails only if it was not).
+fn text(bytes: &[u8]) -> Option<&str> {
+    std::str::from_utf8(bytes).ok()
+}
+
+/// The strings of a [`Packed`] after its flags byte, in order.
+struct Strings<'a>(&'a [u8]);
+
+impl<'a> Iterator for Strings<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let (len, rest) = take_len(self.0)?;
+        let (string, rest) = rest.split_at_checked(len)?;
+        self.0 = rest;
+        Some(string)
+    }
 }
 
 const NAME: u8 = 1;
@@ -52,6 +136,9 @@ pub(super) struct Types {
     /// them) cost neither an allocation nor a hash per item.
     few: Vec<std::sync::Arc<TypeMeta>>,
     more: std::collections::HashSet<std::sync::Arc<TypeMeta>>,
+    /// Where each skeleton's [`Packed`] bytes are put together before they are copied into
+    /// it (one buffer for the whole read).
+    scratch: Vec<u8>,
 }
 
 impl Types {
@@ -85,42 +172,48 @@ impl Types {
 }
 
 impl Skeleton {
-    /// Field `i` of `text` (see [`Skeleton::ends`]).
-    fn field(&self, i: usize) -> Option<&str> {
-        let end = usize::try_from(*self.ends.get(i)?).ok()?;
-        let start = match i.checked_sub(1) {
-            Some(before) => usize::try_from(*self.ends.get(before)?).ok()?,
-            None => 0,
-        };
-        self.text.get(start..end)
+    fn present(&self) -> u8 {
+        self.packed.bytes().first().copied().unwrap_or(0)
+    }
+
+    /// The strings after the flags byte, in order.
+    fn strings(&self) -> Strings<'_> {
+        Strings(self.packed.bytes().get(1..).unwrap_or_default())
     }
 
     fn name(&self) -> Option<&str> {
-        if self.present & NAME == 0 {
+        if self.present() & NAME == 0 {
             return None;
         }
-        self.field(0)
+        text(self.strings().next()?)
     }
 
     fn namespace(&self) -> Option<&str> {
-        if self.present & NAMESPACE == 0 {
+        let present = self.present();
+        if present & NAMESPACE == 0 {
             return None;
         }
-        self.field(usize::from(self.present & NAME != 0))
+        text(self.strings().nth(usize::from(present & NAME != 0))?)
+    }
+
+    /// The kept annotations in input order, as bytes; `None` when the item has no
+    /// `annotations` field.
+    fn annotation_bytes(&self) -> Option<impl Iterator<Item = (&[u8], &[u8])>> {
+        let present = self.present();
+        if present & ANNOTATIONS == 0 {
+            return None;
+        }
+        let before = usize::from(present & NAME != 0) + usize::from(present & NAMESPACE != 0);
+        let mut strings = self.strings().skip(before);
+        Some(std::iter::from_fn(move || {
+            Some((strings.next()?, strings.next()?))
+        }))
     }
 
     /// The kept annotations in input order; `None` when the item has no `annotations` field.
     fn annotations(&self) -> Option<impl Iterator<Item = (&str, &str)>> {
-        if self.present & ANNOTATIONS == 0 {
-            return None;
-        }
-        let first =
-            usize::from(self.present & NAME != 0) + usize::from(self.present & NAMESPACE != 0);
-        Some(
-            (first..self.ends.len())
-                .step_by(2)
-                .filter_map(|i| Some((self.field(i)?, self.field(i + 1)?))),
-        )
+        let pairs = self.annotation_bytes()?;
+        Some(pairs.map_while(|(k, v)| Some((text(k)?, text(v)?))))
     }
 
     /// The skeleton as the value it stands for: `apiVersion`, `kind` and `metadata` with
@@ -221,7 +314,10 @@ impl Fields for Skeleton {
     }
 
     fn annotation(&self, key: &str) -> Option<&str> {
-        self.annotations()?.find(|(k, _)| *k == key).map(|(_, v)| v)
+        let (_, value) = self
+            .annotation_bytes()?
+            .find(|(k, _)| *k == key.as_bytes())?;
+        text(value)
     }
 
     fn has_config_fn(&self) -> bool {
@@ -305,14 +401,14 @@ pub(super) fn wanted_annotation(k: &str) -> bool {
 /// read from the input only when needed. A [`Skeleton`] when these fields are strings (and
 /// `metadata` a mapping), as in any object Kubernetes accepts; else the same fields as a value.
 pub(super) fn skeleton(item: Map<String, Value>, types: &mut Types) -> Item {
-    let text = |v: Option<&Value>| v.is_none_or(Value::is_string);
-    let compact = text(small_get(&item, "apiVersion"))
-        && text(small_get(&item, "kind"))
+    let string = |v: Option<&Value>| v.is_none_or(Value::is_string);
+    let compact = string(small_get(&item, "apiVersion"))
+        && string(small_get(&item, "kind"))
         && small_get(&item, "metadata")
             .and_then(Value::as_object)
             .is_some_and(|meta| {
-                text(small_get(meta, "name"))
-                    && text(small_get(meta, "namespace"))
+                string(small_get(meta, "name"))
+                    && string(small_get(meta, "namespace"))
                     && match small_get(meta, "annotations") {
                         None => true,
                         Some(Value::Object(a)) => a
@@ -324,59 +420,44 @@ pub(super) fn skeleton(item: Map<String, Value>, types: &mut Types) -> Item {
     if !compact {
         return Item::Whole(Box::new(skeleton_value(item)));
     }
-    let Some((text, ends, present)) = pack(&item) else {
-        return Item::Whole(Box::new(skeleton_value(item)));
-    };
     let field = |key: &str| small_get(&item, key).and_then(Value::as_str);
     let type_meta = types.intern(field("apiVersion"), field("kind"));
+    pack(&item, &mut types.scratch);
     Item::Skeleton(Skeleton {
         type_meta,
-        text,
-        ends,
-        present,
+        packed: Packed::new(&types.scratch),
     })
 }
 
-/// The `text`, `ends` and `present` of a [`Skeleton`] of an item whose kept fields are strings
-/// (checked by [`skeleton`]); `None` if the text would be too long for `u32` offsets.
-fn pack(item: &Map<String, Value>) -> Option<(Box<str>, Box<[u32]>, u8)> {
+/// The [`Packed`] bytes of a [`Skeleton`] of an item whose kept fields are strings (checked
+/// by [`skeleton`]), into `out`.
+fn pack(item: &Map<String, Value>, out: &mut Vec<u8>) {
     let meta = small_get(item, "metadata").and_then(Value::as_object);
     let field = |key: &str| small_get(meta?, key)?.as_str();
     let annotations = meta
         .and_then(|m| small_get(m, "annotations"))
         .and_then(Value::as_object);
-    let kept = || {
-        annotations.into_iter().flatten().filter_map(|(k, v)| {
-            let v = v.as_str()?;
-            wanted_annotation(k).then_some((k.as_str(), v))
-        })
-    };
     let (name, namespace) = (field("name"), field("namespace"));
     let mut present = 0;
-    let mut fields = 0;
-    let mut len = 0;
     for (flag, value) in [(NAME, name), (NAMESPACE, namespace)] {
-        if let Some(value) = value {
+        if value.is_some() {
             present |= flag;
-            fields += 1;
-            len += value.len();
         }
     }
     if annotations.is_some() {
         present |= ANNOTATIONS;
     }
-    for (k, v) in kept() {
-        fields += 2;
-        len += k.len() + v.len();
-    }
-    let mut text = String::with_capacity(len);
-    let mut ends = Vec::with_capacity(fields);
+    out.clear();
+    out.push(present);
+    let kept = annotations.into_iter().flatten().filter_map(|(k, v)| {
+        let v = v.as_str()?;
+        wanted_annotation(k).then_some([k.as_str(), v])
+    });
     let strings = name.into_iter().chain(namespace);
-    for s in strings.chain(kept().flat_map(|(k, v)| [k, v])) {
-        text.push_str(s);
-        ends.push(u32::try_from(text.len()).ok()?);
+    for s in strings.chain(kept.flatten()) {
+        push_len(out, s.len());
+        out.extend_from_slice(s.as_bytes());
     }
-    Some((text.into_boxed_str(), ends.into_boxed_slice(), present))
 }
 
 /// `map.get(key)` without hashing for the few keys of what the lean reader builds.
@@ -431,10 +512,7 @@ mod skeleton_tests {
         // Hydrating gives the eager item back.
         let v = lazy.verbatim.as_ref().unwrap();
         for (i, range) in v.ranges.iter().enumerate() {
-            assert_eq!(
-                v.item_at(range.as_ref().unwrap()).as_ref(),
-                Some(&eager.items[i])
-            );
+            assert_eq!(v.item_at(range.unwrap()).as_ref(), Some(&eager.items[i]));
         }
         assert_eq!(write(lazy, None), write(eager, None));
     }
@@ -443,7 +521,7 @@ mod skeleton_tests {
     #[test]
     fn issue9_f8_an_item_slot_stays_small() {
         assert!(
-            std::mem::size_of::<Item>() <= 56,
+            std::mem::size_of::<Item>() <= 32,
             "{}",
             std::mem::size_of::<Item>()
         );
@@ -553,6 +631,229 @@ mod skeleton_tests {
                 eager,
                 "{input:?}"
             );
+        }
+    }
+}
+
+/// Issue 20: skeletons of any strings read back as they were, short (in place) or long (one
+/// allocation), read from any YAML spelling of them (plain, quoted, escaped), and items are
+/// still copied byte for byte.
+#[cfg(test)]
+mod issue20_packed {
+    use super::*;
+    use crate::resource_list::{Span, read, read_owned, write};
+    use proptest::prelude::*;
+    use std::fmt::Write as _;
+
+    #[test]
+    fn issue20_lengths_round_trip_and_bad_ones_are_refused() {
+        for n in [0, 1, 127, 128, 255, 16_383, 16_384, 1 << 21, usize::MAX] {
+            let mut out = Vec::new();
+            push_len(&mut out, n);
+            out.push(0xAA);
+            assert_eq!(take_len(&out), Some((n, &[0xAA][..])), "{n}");
+        }
+        // Unfinished, or too large for a usize: no length.
+        assert_eq!(take_len(&[]), None);
+        assert_eq!(take_len(&[0x80]), None);
+        assert_eq!(take_len(&[0xFF; 11]), None);
+        let mut too_big = vec![0xFF; 9];
+        too_big.push(0x7F);
+        assert_eq!(take_len(&too_big), None);
+        // A length past the end: no string, no panic.
+        assert_eq!(Strings(&[5, b'a']).next(), None);
+    }
+
+    #[test]
+    fn issue20_short_skeletons_are_kept_in_place() {
+        for (name, inline) in [
+            ("", true),
+            ("c-0000000", true),
+            (&"n".repeat(20), true),
+            (&"n".repeat(21), false),
+        ] {
+            let item = serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+            let Value::Object(map) = item else {
+                unreachable!()
+            };
+            let Item::Skeleton(s) = skeleton(map, &mut Types::default()) else {
+                panic!("not a skeleton");
+            };
+            assert_eq!(matches!(s.packed, Packed::Inline { .. }), inline, "{name}");
+            assert_eq!(s.name(), Some(name));
+        }
+        assert!(std::mem::size_of::<Skeleton>() <= 32);
+    }
+
+    #[test]
+    fn issue20_spans_are_non_empty_32_bit_ranges() {
+        assert_eq!(Span::new(3..9).map(Span::range), Some(3..9));
+        assert_eq!(Span::new(0..1).map(Span::range), Some(0..1));
+        assert_eq!(Span::new(4..4), None);
+        #[allow(clippy::reversed_empty_ranges)]
+        let backwards = Span::new(5..4);
+        assert_eq!(backwards, None);
+        assert_eq!(
+            Span::new(0..Span::MAX_TEXT).map(Span::range),
+            Some(0..Span::MAX_TEXT)
+        );
+        assert_eq!(Span::new(0..Span::MAX_TEXT + 1), None);
+        assert_eq!(Span::new(Span::MAX_TEXT + 1..Span::MAX_TEXT + 2), None);
+        assert_eq!(std::mem::size_of::<Option<Span>>(), 8);
+    }
+
+    fn any_string() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z0-9.-]{0,12}",
+            "(\\PC|[\t\n\"\\\\' #:]){0,24}",
+            // Past one length byte (128) and past the in-place bytes.
+            "[a-zé😀]{100,300}",
+        ]
+    }
+
+    /// A wanted annotation or one the skeleton leaves out.
+    fn any_key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(crate::resource_list::PATH.to_owned()),
+            Just(crate::resource_list::LEGACY_INDEX.to_owned()),
+            Just(crate::resource_list::FUNCTION.to_owned()),
+            "krm-catalog\\.dev/[a-z]{1,8}",
+            "[a-z]{1,8}\\.example/[a-z]{1,8}",
+        ]
+    }
+
+    type Annotations = Option<Vec<(String, String)>>;
+
+    fn any_metadata() -> impl Strategy<Value = (Option<String>, Option<String>, Annotations)> {
+        (
+            proptest::option::of(any_string()),
+            proptest::option::of(any_string()),
+            proptest::option::of(proptest::collection::vec((any_key(), any_string()), 0..5)),
+        )
+    }
+
+    fn item_of(
+        name: Option<&String>,
+        namespace: Option<&String>,
+        annotations: Option<&Annotations>,
+    ) -> Value {
+        let mut metadata = Map::new();
+        if let Some(name) = name {
+            metadata.insert("name".into(), Value::from(name.as_str()));
+        }
+        if let Some(namespace) = namespace {
+            metadata.insert("namespace".into(), Value::from(namespace.as_str()));
+        }
+        if let Some(Some(annotations)) = annotations {
+            let map = annotations
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect();
+            metadata.insert("annotations".into(), Value::Object(map));
+        }
+        serde_json::json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata})
+    }
+
+    /// A YAML scalar for `s`: JSON's double quotes, every character escaped, or single quotes.
+    fn scalar(s: &str, style: u8) -> String {
+        match style % 3 {
+            0 => serde_json::to_string(s).unwrap_or_default(),
+            1 => {
+                let mut out = String::from("\"");
+                for c in s.chars() {
+                    let _ = match u32::from(c) {
+                        n if n <= 0xFF => write!(out, "\\x{n:02x}"),
+                        n if n <= 0xFFFF => write!(out, "\\u{n:04x}"),
+                        n => write!(out, "\\U{n:08x}"),
+                    };
+                }
+                out.push('"');
+                out
+            }
+            // (Single quotes cannot hold a line break as itself.)
+            _ if s.contains(['\n', '\t']) => serde_json::to_string(s).unwrap_or_default(),
+            _ => format!("'{}'", s.replace('\'', "''")),
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn issue20_packed_skeletons_read_back_every_field((name, namespace, annotations) in any_metadata()) {
+            let item = item_of(name.as_ref(), namespace.as_ref(), Some(&annotations));
+            let Value::Object(map) = item.clone() else { unreachable!() };
+            let Item::Skeleton(s) = skeleton(map, &mut Types::default()) else {
+                return Err(TestCaseError::fail(format!("not a skeleton: {item}")));
+            };
+            let mut expected = item.clone();
+            if let Some(Value::Object(a)) = expected.pointer_mut("/metadata/annotations") {
+                a.retain(|k, _| wanted_annotation(k));
+            }
+            prop_assert_eq!(s.to_value(), expected.clone());
+            prop_assert_eq!(s.str_at(&["metadata", "name"]), expected.str_at(&["metadata", "name"]));
+            prop_assert_eq!(s.str_at(&["metadata", "namespace"]), expected.str_at(&["metadata", "namespace"]));
+            for (key, _) in annotations.iter().flatten() {
+                prop_assert_eq!(Fields::annotation(&s, key), Fields::annotation(&expected, key), "{}", key);
+            }
+        }
+
+        /// Names and annotations as plain, quoted or escaped YAML: the skeleton holds what the
+        /// eager reader reads, and every item's text is copied as it came.
+        #[test]
+        fn issue20_skeletons_of_any_spelling_and_verbatim_copies(
+            items in proptest::collection::vec((any_metadata(), any::<u8>()), 1..4),
+        ) {
+            let mut input = String::from("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n");
+            let mut texts = Vec::new();
+            for ((name, namespace, annotations), style) in &items {
+                let mut text = String::from("- apiVersion: v1\n  kind: ConfigMap\n  metadata:");
+                // (A `metadata` of nothing would be null: not what a skeleton stands for.)
+                text.push_str(if name.is_none() && namespace.is_none() && annotations.is_none() {
+                    " {}\n"
+                } else {
+                    "\n"
+                });
+                if let Some(name) = name {
+                    let _ = writeln!(text, "    name: {}", scalar(name, *style));
+                }
+                if let Some(namespace) = namespace {
+                    let _ = writeln!(text, "    namespace: {}", scalar(namespace, style / 3));
+                }
+                if let Some(annotations) = annotations {
+                    text.push_str("    annotations:");
+                    if annotations.is_empty() {
+                        text.push_str(" {}");
+                    }
+                    text.push('\n');
+                    // (Duplicate keys are refused by both readers alike; keep the first.)
+                    let mut seen = std::collections::HashSet::new();
+                    for (k, v) in annotations.iter().filter(|(k, _)| seen.insert(k.clone())) {
+                        let _ = writeln!(text, "      {k}: {}", scalar(v, style / 9));
+                    }
+                }
+                text.push_str("  data: {flag: 'on'}\n");
+                input.push_str(&text);
+                texts.push(text);
+            }
+            let eager = read(&input).map_err(|e| TestCaseError::fail(format!("{e}\n{input}")))?;
+            let lazy = read_owned(input.clone()).map_err(|e| TestCaseError::fail(format!("{e}\n{input}")))?;
+            prop_assert_eq!(lazy.items.len(), eager.items.len());
+            for (l, e) in lazy.items.iter().zip(&eager.items) {
+                prop_assert!(matches!(l, Item::Skeleton(_)), "{:?}", l);
+                for path in [&["metadata", "name"][..], &["metadata", "namespace"], &["kind"]] {
+                    prop_assert_eq!(l.str_at(path), e.str_at(path), "{:?}\n{}", path, input);
+                }
+                for (k, _) in e.get("metadata").and_then(|m| m.get("annotations")).and_then(Value::as_object).into_iter().flatten() {
+                    let want = wanted_annotation(k).then(|| Fields::annotation(e, k)).flatten();
+                    prop_assert_eq!(Fields::annotation(l, k), want, "{}\n{}", k, input);
+                }
+            }
+            let out = write(lazy, None);
+            prop_assert_eq!(&out, &write(eager, None));
+            for text in &texts {
+                prop_assert!(out.contains(text.as_str()), "not copied:\n{}\nout:\n{}", text, out);
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ mod item;
 mod order;
 mod read;
 mod round_trip;
+mod stream;
 mod verbatim;
 mod write;
 
@@ -22,7 +23,7 @@ pub use item::{AsValue, Fields, Item, Skeleton};
 pub use order::sort_like_kustomize;
 pub use read::{read, read_owned, read_owned_keeping};
 pub use round_trip::check_round_trip;
-pub use verbatim::Verbatim;
+pub use verbatim::{Span, Verbatim};
 pub use write::{write, write_pieces};
 
 /// The API version we write.

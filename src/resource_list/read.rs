@@ -5,9 +5,8 @@ use serde_json::{Map, Value};
 
 use super::item::{Types, skeleton};
 use super::verbatim::{Build, ItemsText, NoScan, scan_items};
-use super::{InputError, Item, ResourceList, Verbatim};
+use super::{InputError, Item, ResourceList, Span, Verbatim, stream};
 use crate::yaml;
-use std::fmt;
 
 /// Check the top-level fields of a ResourceList and take out its function config.
 fn function_config_of(map: &mut Map<String, Value>) -> Result<Option<Value>, InputError> {
@@ -52,6 +51,7 @@ pub fn read_owned_keeping(
     mut text: String,
     keep: impl Fn(&Map<String, Value>) -> bool,
 ) -> Result<ResourceList<Item>, InputError> {
+    addressable(text.len())?;
     // stdin was read into a buffer that grew by doubling; the text is kept for the whole run.
     text.shrink_to_fit();
     let skeletons = match read_skeletons(&text, &keep, true) {
@@ -70,17 +70,46 @@ pub fn read_owned_keeping(
                 dash_column: scan.dash_column,
                 ranges: scan.ranges.into_iter().map(Some).collect(),
                 reemit: scan.reemit,
+                stream: false,
                 whole,
             }),
         });
     }
-    match read_streaming(&text) {
-        Some(list) => {
+    let streamed = read_streaming(&text, &keep).and_then(|(items, whole, function_config)| {
+        // Item `j` is read again as the `j`th item of the text (see `Verbatim::stream`).
+        let spans: Option<Vec<Span>> = (0..items.len()).map(|j| Span::new(j..j + 1)).collect();
+        Some((items, whole, function_config, spans?))
+    });
+    match streamed {
+        Some((items, whole, function_config, spans)) => {
             faithful(&text)?;
-            Ok(list)
+            Ok(ResourceList {
+                items,
+                function_config,
+                verbatim: Some(Verbatim {
+                    text,
+                    dash_column: 0,
+                    ranges: spans.into_iter().map(Some).collect(),
+                    reemit: false,
+                    stream: true,
+                    whole,
+                }),
+            })
         }
         None => read(&text).map(ResourceList::from),
     }
+}
+
+/// Refuse an input longer than [`Span::MAX_TEXT`]: the items' places in it are 32-bit offsets
+/// (8 bytes an item instead of 24), and no orchestrator sends a function 4 GiB.
+fn addressable(len: usize) -> Result<(), InputError> {
+    if len <= Span::MAX_TEXT {
+        return Ok(());
+    }
+    Err(InputError(format!(
+        "input is {len} bytes, more than the {} bytes (4 GiB - 1) a function reads whatever KRM_CATALOG_MAX_INPUT_BYTES allows: the items' places in it are 32-bit offsets",
+        Span::MAX_TEXT
+    )))
 }
 
 /// Refuse an input whose items are written back from their values (anchors, aliases, merge
@@ -96,120 +125,30 @@ fn faithful(text: &str) -> Result<(), InputError> {
 }
 
 /// The reader for every other layout (anchors and aliases, tags, CRLF, ...): one pass of the
-/// parser in which each item, as soon as it is parsed, is emitted as YAML (what [`write`]
-/// would emit for it) and kept as a skeleton; the emitted text then serves as the items'
-/// verbatim text. Memory stays near the input size instead of holding every item whole.
-/// `None` on anything [`read`] would refuse (it reports the error).
-fn read_streaming(text: &str) -> Option<ResourceList<Item>> {
-    let chunks = yaml::split_documents(text);
-    let [(_, doc)] = chunks.as_slice() else {
-        return None;
-    };
-    let mut sink = ItemSink::default();
-    let Value::Object(mut map) = yaml::parse_seed(doc, TopLevel(&mut sink)).ok()? else {
-        return None;
-    };
+/// parser in which each item, as soon as it is parsed, is kept as a skeleton (or whole, if
+/// `keep` picks it). Its text cannot be copied, so the writer reads the items again
+/// ([`Verbatim::stream`]); memory stays near the input size instead of holding every item
+/// whole, or a copy of every item as YAML. The items, which were kept whole and the function
+/// config; `None` on anything [`read`] would refuse (it reports the error).
+fn read_streaming(
+    text: &str,
+    keep: &dyn Fn(&Map<String, Value>) -> bool,
+) -> Option<(Vec<Item>, Vec<bool>, Option<Value>)> {
+    let mut items = Vec::new();
+    let mut whole = Vec::new();
+    let mut types = Types::default();
+    let mut map = stream::each_item(text, &mut |item| {
+        if keep(&item) {
+            whole.resize(items.len(), false);
+            whole.push(true);
+            items.push(Item::from(Value::Object(item)));
+        } else {
+            items.push(skeleton(item, &mut types));
+        }
+        true
+    })?;
     let function_config = function_config_of(&mut map).ok()?;
-    sink.emitted.shrink_to_fit();
-    Some(ResourceList {
-        items: sink.items,
-        function_config,
-        verbatim: Some(Verbatim {
-            text: sink.emitted,
-            dash_column: 0,
-            ranges: sink.ranges.into_iter().map(Some).collect(),
-            reemit: false,
-            whole: Vec::new(),
-        }),
-    })
-}
-
-/// Where [`read_streaming`] puts the items: skeletons, their emitted text and its ranges.
-#[derive(Default)]
-struct ItemSink {
-    items: Vec<Item>,
-    types: Types,
-    emitted: String,
-    ranges: Vec<std::ops::Range<usize>>,
-    seen: bool,
-}
-
-/// The top-level mapping: every key but `items` as a value, `items` through [`Items`].
-struct TopLevel<'a>(&'a mut ItemSink);
-
-impl<'de> serde::de::DeserializeSeed<'de> for TopLevel<'_> {
-    type Value = Value;
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<Value, D::Error> {
-        de.deserialize_map(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for TopLevel<'_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a ResourceList mapping")
-    }
-
-    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
-        let mut map = Map::new();
-        while let Some(key) = access.next_key::<String>()? {
-            if key == "items" {
-                if self.0.seen {
-                    return Err(serde::de::Error::custom("duplicate key `items`"));
-                }
-                self.0.seen = true;
-                access.next_value_seed(Items(self.0))?;
-            } else {
-                let value = access.next_value::<Value>()?;
-                map.insert(key, value);
-            }
-        }
-        Ok(Value::Object(map))
-    }
-}
-
-/// The `items` sequence, one item at a time.
-struct Items<'a>(&'a mut ItemSink);
-
-impl<'de> serde::de::DeserializeSeed<'de> for Items<'_> {
-    type Value = ();
-
-    fn deserialize<D: serde::Deserializer<'de>>(self, de: D) -> Result<(), D::Error> {
-        de.deserialize_any(self)
-    }
-}
-
-impl<'de> serde::de::Visitor<'de> for Items<'_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a list of objects")
-    }
-
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_none<E>(self) -> Result<(), E> {
-        Ok(())
-    }
-
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let sink = self.0;
-        while let Some(item) = seq.next_element::<Value>()? {
-            let Value::Object(map) = item else {
-                return Err(serde::de::Error::custom("an item is not an object"));
-            };
-            let start = sink.emitted.len();
-            // A map serializes as its Value::Object does: the text `write` would emit.
-            yaml::emit_into(&mut sink.emitted, &std::slice::from_ref(&map));
-            sink.ranges.push(start..sink.emitted.len());
-            sink.items.push(skeleton(map, &mut sink.types));
-        }
-        Ok(())
-    }
+    Some((items, whole, function_config))
 }
 
 /// The items, which of them were kept whole, the function config and the items' text.
@@ -279,7 +218,7 @@ fn read_skeletons_with(
     let scan = scan_items(doc_start, doc, Some(&mut on_item), build)
         .map_err(|e| *redo = e == NoScan::Redo)
         .ok()?;
-    let (first, last) = (scan.ranges.first()?, scan.ranges.last()?);
+    let (first, last) = (scan.ranges.first()?.range(), scan.ranges.last()?.range());
     // Everything but the items: the header and whatever follows the sequence.
     let mut header = String::with_capacity(first.start - doc_start + 256);
     header.push_str(&text[doc_start..first.start]);
@@ -300,8 +239,8 @@ fn read_skeletons_with(
     }
     let function_config = function_config_of(&mut map).ok()?;
     for at in pending {
-        let range = scan.ranges.get(at)?;
-        let (value, shape) = yaml::parse_with_shape(&text[range.clone()]).ok()?;
+        let range = scan.ranges.get(at)?.range();
+        let (value, shape) = yaml::parse_with_shape(text.get(range)?).ok()?;
         if !plain(shape) {
             return None;
         }
@@ -376,6 +315,7 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
             dash_column: scan.dash_column,
             ranges: scan.ranges.into_iter().map(Some).collect(),
             reemit: false,
+            stream: false,
             whole: Vec::new(),
         });
     if verbatim.is_none() {
@@ -391,6 +331,19 @@ pub fn read(text: &str) -> Result<ResourceList, InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 20: items' places are 32-bit offsets, so function mode refuses a longer input by
+    /// name, whatever the input limit allows (4 GiB cannot be allocated in a test: the check
+    /// itself, at its edge).
+    #[test]
+    fn issue20_inputs_past_4_gib_are_refused() {
+        assert_eq!(addressable(0), Ok(()));
+        assert_eq!(addressable(Span::MAX_TEXT), Ok(()));
+        let err = addressable(Span::MAX_TEXT + 1).unwrap_err().to_string();
+        assert!(err.contains("input is 4294967296 bytes"), "{err}");
+        assert!(err.contains("4 GiB"), "{err}");
+        assert!(err.contains("KRM_CATALOG_MAX_INPUT_BYTES"), "{err}");
+    }
 
     /// An item the scan's builder leaves to `yaml::parse` (a tag deep inside) is parsed from its
     /// text after later items were read; the items kept whole stay marked so.

@@ -35,11 +35,17 @@ pub fn check_round_trip(input: &str) -> Result<(), Violation> {
     };
     let mut hydrated = lazy.items.clone();
     if let Some(v) = &lazy.verbatim {
-        for (item, range) in hydrated.iter_mut().zip(&v.ranges) {
-            if let Some(range) = range {
-                *item = Item::from(v.item_at(range).ok_or_else(|| {
-                    format!("verbatim range {range:?} does not parse to an item")
-                })?);
+        let (at, spans): (Vec<usize>, Vec<super::Span>) = v
+            .ranges
+            .iter()
+            .enumerate()
+            .filter_map(|(i, span)| Some((i, (*span)?)))
+            .unzip();
+        for ((i, span), full) in at.into_iter().zip(&spans).zip(v.items_at(&spans)) {
+            let full =
+                full.ok_or_else(|| format!("verbatim range {span:?} does not parse to an item"))?;
+            if let Some(item) = hydrated.get_mut(i) {
+                *item = Item::from(full);
             }
         }
     }

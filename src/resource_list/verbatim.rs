@@ -13,19 +13,56 @@ use crate::yaml;
 /// copied from the input instead of re-emitted (which is also faster).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Verbatim {
-    /// The whole input, or (layouts read by the streaming reader) the items as emitted YAML.
+    /// The whole input (function mode holds it for the whole run anyway).
     pub text: String,
     /// Column of the items' `-` markers in the input.
     pub dash_column: usize,
-    /// For each item (aligned with `items`), its text range, or `None` to emit it anew.
-    pub ranges: Vec<Option<std::ops::Range<usize>>>,
+    /// For each item (aligned with `items`), its text, or `None` to emit it anew.
+    pub ranges: Vec<Option<Span>>,
     /// The ranges are the items' nodes in a flow sequence (JSON, `items: [...]`): they are
     /// parsed and re-emitted one at a time when written, never copied, so that memory stays
     /// near the input size for these layouts too.
     pub reemit: bool,
+    /// The items were read by the streaming reader (anchors and aliases, tags, CRLF, ...):
+    /// `text` is the input, whose items' text cannot be copied, and the span of an item is
+    /// `j..j + 1`, its place among the items of `text`. They are read again, in one pass, when
+    /// written ([`Verbatim::each_item`]) or hydrated ([`Verbatim::items_at`]).
+    pub stream: bool,
     /// Items (by index, aligned with `ranges`) that were read whole: their value is the full
     /// item already, so nothing needs to read their text again. Empty when none are.
     pub whole: Vec<bool>,
+}
+
+/// Where an item's text is in [`Verbatim::text`]: a non-empty range with 32-bit offsets, 8
+/// bytes per item (and as an `Option`), where a `Range<usize>` took 16 and its `Option` 24
+/// (issue 20). Texts of more than [`Span::MAX_TEXT`] bytes have no spans: `read_owned`
+/// refuses such inputs, `read` re-emits their items.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    start: u32,
+    end: std::num::NonZeroU32,
+}
+
+impl Span {
+    /// The longest text spans reach into: 4 GiB - 1.
+    pub const MAX_TEXT: usize = u32::MAX as usize;
+
+    /// The span of `range`; `None` if it is empty or ends past [`Span::MAX_TEXT`].
+    pub fn new(range: std::ops::Range<usize>) -> Option<Self> {
+        let start = u32::try_from(range.start).ok()?;
+        let end = u32::try_from(range.end).ok()?;
+        (start < end).then_some(Span {
+            start,
+            end: std::num::NonZeroU32::new(end)?,
+        })
+    }
+
+    /// The span as a range of byte offsets.
+    pub fn range(self) -> std::ops::Range<usize> {
+        // (u32 to usize: lossless on the 32- and 64-bit targets Rust's std supports here.)
+        let wide = |n: u32| usize::try_from(n).unwrap_or(usize::MAX);
+        wide(self.start)..wide(self.end.get())
+    }
 }
 
 /// The top-level block sequence `items:` as text: the column of its `-` markers and the range
@@ -33,13 +70,13 @@ pub struct Verbatim {
 /// (flow style, JSON, CRLF, anchors, tags on the sequence); callers then parse everything.
 pub(super) struct ItemsText {
     pub(super) dash_column: usize,
-    pub(super) ranges: Vec<std::ops::Range<usize>>,
+    pub(super) ranges: Vec<Span>,
     /// Flow sequence: the ranges are the items' nodes, to be re-emitted (see [`Verbatim`]).
     pub(super) reemit: bool,
 }
 
 /// What [`item_nodes`] found: the `items` key, its entries and whether it is in flow style.
-type Found = (std::ops::Range<usize>, Vec<ItemNode>, bool);
+type Found = (std::ops::Range<usize>, Vec<Span>, bool);
 
 /// How [`scan_items`] builds the items it hands to its `on_item`.
 #[derive(Clone, Copy)]
@@ -58,13 +95,6 @@ pub(super) enum NoScan {
     Layout,
     /// A lean builder met what it does not mirror: scan again with [`Build::Full`].
     Redo,
-}
-
-/// Where the parser saw one entry of `items`: its node's first and last byte (relative to the
-/// document). A block mapping ends where the next token starts.
-struct ItemNode {
-    start: usize,
-    end: usize,
 }
 
 /// The entries of the top-level `items` sequence as the YAML parser itself sees them
@@ -104,7 +134,9 @@ fn item_events(
     let mut in_items = false;
     let mut flow = false;
     let mut found: Option<Found> = None;
-    let mut nodes: Vec<ItemNode> = Vec::new();
+    // Where the parser saw each entry of `items`: its node's first and last byte (relative to
+    // the document; a block mapping ends where the next token starts).
+    let mut nodes: Vec<Span> = Vec::new();
     let mut open_item: Option<usize> = None;
     // The value of the open item, while it builds; `None` once the builder gave up.
     let mut building: Option<yaml::NodeBuilder> = None;
@@ -204,10 +236,7 @@ fn item_events(
                 if let (Some(builder), Some(on_item)) = (building.take(), on_item.as_mut()) {
                     on_item(builder.finish());
                 }
-                nodes.push(ItemNode {
-                    start,
-                    end: bytes.end,
-                });
+                nodes.push(Span::new(start..bytes.end)?);
             } else if depth == 1 && in_items {
                 in_items = false;
                 found = Some((items_key.clone()?, std::mem::take(&mut nodes), flow));
@@ -259,16 +288,18 @@ fn ranges_of(
     doc_start: usize,
     doc: &str,
     key: &std::ops::Range<usize>,
-    nodes: &[ItemNode],
+    nodes: &[Span],
     flow: bool,
 ) -> Option<ItemsText> {
+    let span =
+        |range: std::ops::Range<usize>| Span::new(doc_start + range.start..doc_start + range.end);
     if flow {
         return Some(ItemsText {
             dash_column: 0,
             ranges: nodes
                 .iter()
-                .map(|n| doc_start + n.start..doc_start + n.end)
-                .collect(),
+                .map(|n| span(n.range()))
+                .collect::<Option<_>>()?,
             reemit: true,
         });
     }
@@ -283,8 +314,11 @@ fn ranges_of(
     }
     let mut cursor = colon + 1;
     let mut dash_column = None;
-    let mut starts = Vec::with_capacity(nodes.len());
+    // Entry `i` runs from its line's start to the next entry's (pushed when that is found).
+    let mut ranges = Vec::with_capacity(nodes.len());
+    let mut open: Option<usize> = None;
     for node in nodes {
+        let node = node.range();
         let dash = skip_trivia(doc, cursor);
         if bytes.get(dash) != Some(&b'-') || node.start <= dash {
             return None;
@@ -302,10 +336,12 @@ fn ranges_of(
         if *dash_column.get_or_insert(dash - start) != dash - start {
             return None;
         }
-        starts.push(start);
+        if let Some(before) = open.replace(start) {
+            ranges.push(span(before..start)?);
+        }
         cursor = node.end;
     }
-    let last_end = nodes.last()?.end;
+    let last_end = nodes.last()?.range().end;
     // The last entry takes the rest of its line and the blank and comment lines after it.
     let mut end = if doc[line_start(doc, last_end)..last_end]
         .bytes()
@@ -329,11 +365,7 @@ fn ranges_of(
             break;
         }
     }
-    let mut ranges = Vec::with_capacity(starts.len());
-    for (i, start) in starts.iter().enumerate() {
-        let stop = starts.get(i + 1).copied().unwrap_or(end);
-        ranges.push(doc_start + start..doc_start + stop);
-    }
+    ranges.push(span(open?..end)?);
     Some(ItemsText {
         dash_column: dash_column.unwrap_or(0),
         ranges,
@@ -362,14 +394,58 @@ impl Verbatim {
         self.whole.get(i).copied().unwrap_or(false)
     }
 
-    /// The full item whose text is at `range` (items read by [`read_owned`] are skeletons).
-    pub fn item_at(&self, range: &std::ops::Range<usize>) -> Option<Value> {
-        let (value, _) = yaml::parse_with_shape(self.text.get(range.clone())?).ok()?;
+    /// The full item whose text is at `span` (items read by [`read_owned`] are skeletons).
+    /// For several items, [`Verbatim::items_at`]: of a streamed text, it reads them in one pass.
+    pub fn item_at(&self, span: Span) -> Option<Value> {
+        if self.stream {
+            return self.items_at(&[span]).pop().flatten();
+        }
+        let (value, _) = yaml::parse_with_shape(self.text.get(span.range())?).ok()?;
         match value {
             Value::Array(mut one) if !self.reemit && one.len() == 1 => one.pop(),
             item @ Value::Object(_) if self.reemit => Some(item),
             _ => None,
         }
+    }
+}
+
+impl Verbatim {
+    /// [`Verbatim::item_at`] of each span, in the order given.
+    pub fn items_at(&self, spans: &[Span]) -> Vec<Option<Value>> {
+        if !self.stream {
+            return spans.iter().map(|span| self.item_at(*span)).collect();
+        }
+        let mut found: Vec<Option<Value>> = vec![None; spans.len()];
+        let mut wanted: Vec<(usize, usize)> = spans
+            .iter()
+            .enumerate()
+            .map(|(at, span)| (span.range().start, at))
+            .collect();
+        wanted.sort_unstable();
+        if wanted.is_empty() {
+            return found;
+        }
+        let (mut next, mut j) = (0, 0);
+        self.each_item(|item| {
+            let mut item = Some(item);
+            while let Some(&(_, at)) = wanted.get(next).filter(|(index, _)| *index == j) {
+                next += 1;
+                let again = wanted.get(next).is_some_and(|(index, _)| *index == j);
+                let value = if again { item.clone() } else { item.take() };
+                if let Some(slot) = found.get_mut(at) {
+                    *slot = value.map(Value::Object);
+                }
+            }
+            j += 1;
+            next < wanted.len()
+        });
+        found
+    }
+
+    /// Each item of a streamed text (see [`Verbatim::stream`]), in order, as its full value;
+    /// `each` answers whether to go on.
+    pub(super) fn each_item(&self, mut each: impl FnMut(serde_json::Map<String, Value>) -> bool) {
+        let _ = super::stream::each_item(&self.text, &mut each);
     }
 }
 
@@ -595,7 +671,7 @@ mod layout_properties {
     fn hydrated(mut list: ResourceList<Item>) -> Vec<Value> {
         if let Some(v) = &list.verbatim {
             for (item, range) in list.items.iter_mut().zip(&v.ranges) {
-                if let Some(full) = range.as_ref().and_then(|r| v.item_at(r)) {
+                if let Some(full) = range.and_then(|r| v.item_at(r)) {
                     *item = Item::from(full);
                 }
             }
