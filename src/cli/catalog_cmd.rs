@@ -15,7 +15,7 @@ use super::signature_args::{SignatureArgs, check_signed};
 use super::{CliError, Stdout, error};
 use crate::catalog::{self, Bundle, Catalog};
 use crate::catalog_ref::CatalogRef;
-use crate::results::Diagnostic as _;
+use crate::results::{Diagnostic as _, Severity};
 
 #[derive(Debug, Subcommand)]
 pub(super) enum CatalogCommand {
@@ -565,11 +565,7 @@ fn catalog_lint(
                 );
             }
             if output == Format::Text {
-                let _ = writeln!(
-                    err,
-                    "{}: {e}",
-                    if e.is_warning() { "warning" } else { "error" }
-                );
+                crate::logger::say(e.severity, &*e);
             }
         }
         // Only the linted catalog counts, not one loaded to lend it a pattern.
@@ -611,7 +607,7 @@ fn catalog_lint(
                     "no services and no function kinds (ServiceDefinitions go in services/)";
                 linted.warn(empty.to_owned());
                 if output == Format::Text {
-                    let _ = writeln!(err, "warning: {label}: {empty}");
+                    crate::logger::say(Severity::Warning, format_args!("{label}: {empty}"));
                 }
             }
             if output == Format::Text {

@@ -43,7 +43,7 @@ fn issue16_render_writes_nothing_to_stdout_on_error() {
     );
     assert!(
         stderr(&out).contains(
-            "[error] services.krm-catalog.dev/v1alpha1/ExternalSecrets/eso spec.config.replicas: Invalid value: -1: spec.config.replicas in body should be greater than or equal to 1 (services.yaml#2)"
+            "error: services.krm-catalog.dev/v1alpha1/ExternalSecrets/eso spec.config.replicas: Invalid value: -1: spec.config.replicas in body should be greater than or equal to 1 (services.yaml#2)"
         ),
         "{}",
         stderr(&out)
@@ -81,15 +81,15 @@ fn issue16_a_typo_in_the_api_group_is_an_error() {
     for (api, expected) in [
         (
             "service.krm-catalog.dev/v1alpha1",
-            "[error] service.krm-catalog.dev/v1alpha1/CertManager/certs apiVersion: unknown API group service.krm-catalog.dev (did you mean \"services.krm-catalog.dev/v1alpha1\"?): no loaded catalog claims it, and CertManager is a kind of services.krm-catalog.dev (certs.yaml)\n",
+            "error: service.krm-catalog.dev/v1alpha1/CertManager/certs apiVersion: unknown API group service.krm-catalog.dev (did you mean \"services.krm-catalog.dev/v1alpha1\"?): no loaded catalog claims it, and CertManager is a kind of services.krm-catalog.dev (certs.yaml)\n",
         ),
         (
             "services.krm-catalog.io/v1alpha1",
-            "[error] services.krm-catalog.io/v1alpha1/CertManager/certs apiVersion: unknown API group services.krm-catalog.io (did you mean \"services.krm-catalog.dev/v1alpha1\"?): no loaded catalog claims it, and CertManager is a kind of services.krm-catalog.dev (certs.yaml)\n",
+            "error: services.krm-catalog.io/v1alpha1/CertManager/certs apiVersion: unknown API group services.krm-catalog.io (did you mean \"services.krm-catalog.dev/v1alpha1\"?): no loaded catalog claims it, and CertManager is a kind of services.krm-catalog.dev (certs.yaml)\n",
         ),
         (
             "apps/v1",
-            "[error] apps/v1/CertManager/certs apiVersion: kind CertManager of the loaded catalogs is not in apps/v1 (did you mean \"services.krm-catalog.dev/v1alpha1\"?) (certs.yaml)\n",
+            "error: apps/v1/CertManager/certs apiVersion: kind CertManager of the loaded catalogs is not in apps/v1 (did you mean \"services.krm-catalog.dev/v1alpha1\"?) (certs.yaml)\n",
         ),
     ] {
         ctx.write(
@@ -235,7 +235,7 @@ fn issue16_an_object_of_a_disabled_by_default_service_says_it_renders_nothing() 
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        "[warning] services.krm-catalog.dev/v1alpha1/MetricsServer/metrics spec.status: service \"metrics-server\" is disabled by default and this MetricsServer object does not enable it: nothing is rendered; set spec.status: enabled (metrics.yaml)\n"
+        "warning: services.krm-catalog.dev/v1alpha1/MetricsServer/metrics spec.status: service \"metrics-server\" is disabled by default and this MetricsServer object does not enable it: nothing is rendered; set spec.status: enabled (metrics.yaml)\n"
     );
     ctx.write(
         "metrics.yaml",
@@ -266,14 +266,12 @@ fn issue16_a_slow_fetch_reports_progress_with_v() {
     let err = stderr(&out);
     let size = CATALOG.len();
     assert!(
-        err.contains(&format!("krm-catalog info: fetching {url}: "))
+        err.contains(&format!("info: fetching {url}: "))
             && err.contains(&format!(" of {size} bytes, ")),
         "{err}"
     );
     assert!(
-        err.contains(&format!(
-            "krm-catalog info: fetched {url}: {size} bytes in "
-        )),
+        err.contains(&format!("info: fetched {url}: {size} bytes in ")),
         "{err}"
     );
     // Without -v (stderr is a pipe here): no progress.
