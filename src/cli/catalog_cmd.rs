@@ -50,7 +50,7 @@ pub(super) enum CatalogCommand {
         /// A directory or file, `https://…`, `oci://…`, or `builtin`
         reference: String,
         /// `text` (one line per runtime), `yaml` or `json` (for machines: the catalog and each
-        /// runtime with its digest and verdict, see the README)
+        /// runtime with its digest and verdict, see docs/reference/commands.md)
         #[arg(short, long, value_enum, default_value = "text")]
         output: super::catalog_view::Format,
         #[command(flatten)]
