@@ -1,9 +1,12 @@
-//! A tiny stderr logger: stdout is the protocol, so logs never go there.
+//! A tiny stderr logger: stdout is the protocol, so logs never go there. Every line reads as
+//! cargo's and rustc's do, `error: …`, `warning: …`, `info: …` ([`Line`]).
 //!
 //! Level from `-v` (info), `-vv` (debug), `-vvv` (trace), or `RUST_LOG` (error, warn, info,
 //! debug, trace); warnings by default.
 
 use std::sync::atomic::{AtomicU8, Ordering};
+
+use crate::diagnostics::{Line, Severity};
 
 static LEVEL: AtomicU8 = AtomicU8::new(2);
 
@@ -42,23 +45,35 @@ pub fn enabled(level: Level) -> bool {
     level as u8 <= LEVEL.load(Ordering::Relaxed)
 }
 
-/// Write a log line to stderr (used by [`log!`](crate::log)).
-pub fn write(level: Level, args: std::fmt::Arguments<'_>) {
-    use std::io::Write as _;
-    if enabled(level) {
-        let tag = match level {
-            Level::Error => "error",
-            Level::Warn => "warn",
-            Level::Info => "info",
-        };
-        let _ = writeln!(std::io::stderr().lock(), "krm-catalog {tag}: {args}");
+impl Level {
+    /// The severity a line of this level is said with.
+    fn severity(self) -> Severity {
+        match self {
+            Self::Error => Severity::Error,
+            Self::Warn => Severity::Warning,
+            Self::Info => Severity::Info,
+        }
     }
 }
 
-/// A progress line on stderr, whatever the level: the caller decides when it is wanted.
-pub fn progress(args: std::fmt::Arguments<'_>) {
+/// Write a log line to stderr (used by [`log!`](crate::log)).
+pub fn write(level: Level, args: std::fmt::Arguments<'_>) {
+    if enabled(level) {
+        say(level.severity(), args);
+    }
+}
+
+/// A line on stderr whatever the level, `error: …`, `warning: …` or `info: …` ([`Line`]):
+/// what a command reports as its output (lint's findings, results), and what logs print.
+pub fn say(severity: Severity, args: impl std::fmt::Display) {
     use std::io::Write as _;
-    let _ = writeln!(std::io::stderr().lock(), "krm-catalog info: {args}");
+    let _ = writeln!(std::io::stderr().lock(), "{}", Line(severity, args));
+}
+
+/// A progress line on stderr (`info: …`), whatever the level: the caller decides when it is
+/// wanted.
+pub fn progress(args: std::fmt::Arguments<'_>) {
+    say(Severity::Info, args);
 }
 
 /// `log!(Level::Info, "loaded {n} services")`.

@@ -3,14 +3,15 @@
 //! Results carry `resourceRef`, `field.path` and `file{path,index}` taken from the item's
 //! annotations, so kpt prints `[error] group/v1/Kind/ns/name field.path: message`. They are
 //! sorted before output so runs are byte-identical, and each error is echoed as one line on
-//! stderr because kustomize ignores `results` entirely.
+//! stderr because kustomize ignores `results` entirely, in our one stderr form
+//! (`error: group/v1/Kind/ns/name field.path: message (file)`).
 
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde_json::{Map, Value, json};
 
-use crate::diagnostics::FieldPath;
+use crate::diagnostics::{FieldPath, Line};
 use crate::resource_list::{self, FileRef};
 
 pub use crate::diagnostics::Severity;
@@ -308,21 +309,29 @@ impl KrmResult {
     }
 }
 
-impl fmt::Display for KrmResult {
-    /// One line, like kpt prints results: `[error] v1/Kind/ns/name field: message (file)`.
+impl KrmResult {
+    /// The result without its severity: `v1/Kind/ns/name field: message (file#index)`.
+    pub fn located(&self) -> Located<'_> {
+        Located(self)
+    }
+}
+
+/// A result said without its severity (see [`KrmResult::located`]), for a line that has its
+/// own prefix.
+#[derive(Debug, Clone, Copy)]
+pub struct Located<'a>(&'a KrmResult);
+
+impl fmt::Display for Located<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{}]", self.severity.as_str())?;
-        if let Some(r) = &self.resource_ref {
-            write!(f, " {r}")?;
+        let r = self.0;
+        match (&r.resource_ref, &r.field) {
+            (Some(resource), Some(field)) => write!(f, "{resource} {field}: ")?,
+            (Some(resource), None) => write!(f, "{resource}: ")?,
+            (None, Some(field)) => write!(f, "{field}: ")?,
+            (None, None) => {}
         }
-        if let Some(field) = &self.field {
-            write!(f, " {field}")?;
-        }
-        if self.resource_ref.is_some() || self.field.is_some() {
-            f.write_str(":")?;
-        }
-        write!(f, " {}", self.message)?;
-        if let Some(file) = &self.file {
+        f.write_str(&r.message)?;
+        if let Some(file) = &r.file {
             write!(f, " ({}", file.path)?;
             if file.index > 0 {
                 write!(f, "#{}", file.index)?;
@@ -330,6 +339,14 @@ impl fmt::Display for KrmResult {
             f.write_str(")")?;
         }
         Ok(())
+    }
+}
+
+impl fmt::Display for KrmResult {
+    /// One line as cargo and rustc write theirs (the stderr [`Line`]):
+    /// `error: v1/Kind/ns/name field: message (file)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        Line(self.severity, self.located()).fmt(f)
     }
 }
 
@@ -378,13 +395,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn one_line_form_reads_like_kpt() {
+    fn issue16_one_line_form_reads_as_every_stderr_line() {
         let item = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "namespace": "ns",
             "annotations": {"internal.config.kubernetes.io/path": "cm.yaml", "internal.config.kubernetes.io/index": "2"}}});
         let r = KrmResult::error("boom").about(&item).at("data.x");
         assert_eq!(
             r.to_string(),
-            "[error] v1/ConfigMap/ns/cm data.x: boom (cm.yaml#2)"
+            "error: v1/ConfigMap/ns/cm data.x: boom (cm.yaml#2)"
         );
         assert_eq!(
             r.to_value(),

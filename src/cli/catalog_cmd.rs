@@ -8,12 +8,14 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use super::catalog_pull::{catalog_pull, parse_platform};
+use super::catalog_view::Format;
 use super::error::{parse_reference, problems};
+use super::report::{CatalogLint, Counts, LintReport};
 use super::signature_args::{SignatureArgs, check_signed};
 use super::{CliError, Stdout, error};
 use crate::catalog::{self, Bundle, Catalog};
 use crate::catalog_ref::CatalogRef;
-use crate::results::Diagnostic as _;
+use crate::results::{Diagnostic as _, Severity};
 
 #[derive(Debug, Subcommand)]
 pub(super) enum CatalogCommand {
@@ -47,6 +49,10 @@ pub(super) enum CatalogCommand {
     Verify {
         /// A directory or file, `https://…`, `oci://…`, or `builtin`
         reference: String,
+        /// `text` (one line per runtime), `yaml` or `json` (for machines: the catalog and each
+        /// runtime with its digest and verdict, see docs/reference/commands.md)
+        #[arg(short, long, value_enum, default_value = "text")]
+        output: super::catalog_view::Format,
         #[command(flatten)]
         signature: SignatureArgs,
     },
@@ -81,6 +87,10 @@ pub(super) enum CatalogCommand {
         /// Cluster values for the test render, `key=value` (repeatable)
         #[arg(long = "cluster", value_name = "KEY=VALUE")]
         cluster: Vec<String>,
+        /// `text` (errors and warnings on stderr), `yaml` or `json` (for machines: per catalog
+        /// and per service, errors and warnings with file, path and message, on stdout)
+        #[arg(short, long, value_enum, default_value = "text")]
+        output: super::catalog_view::Format,
         #[command(flatten)]
         render: super::lint_render::RenderArgs,
     },
@@ -118,18 +128,23 @@ pub(super) fn run(command: CatalogCommand) -> Result<(), CliError> {
         CatalogCommand::Lock { path } => catalog_lock(&path),
         CatalogCommand::Verify {
             reference,
+            output,
             signature,
-        } => catalog_verify(&reference, &signature),
+        } => catalog_verify(&reference, output, &signature),
         CatalogCommand::Lint {
             paths,
             with_builtin,
             standard_pattern,
             cluster,
+            output,
             render,
         } => catalog_lint(
             &paths,
-            with_builtin,
-            standard_pattern.as_deref(),
+            LintOptions {
+                with_builtin,
+                standard_pattern: standard_pattern.as_deref(),
+                output,
+            },
             &cluster,
             &render,
         ),
@@ -228,7 +243,11 @@ fn catalog_lock(path: &std::path::Path) -> Result<(), CliError> {
     Stdout::print(&out)
 }
 
-fn catalog_verify(reference: &str, signature: &SignatureArgs) -> Result<(), CliError> {
+fn catalog_verify(
+    reference: &str,
+    output: Format,
+    signature: &SignatureArgs,
+) -> Result<(), CliError> {
     let source = parse_reference(reference)?;
     let remote = crate::remote::Remote::new(false);
     let bundle = match &source {
@@ -239,7 +258,9 @@ fn catalog_verify(reference: &str, signature: &SignatureArgs) -> Result<(), CliE
     let signers = check_signed(&source, &bundle, signature, &remote)?;
     // A catalog that did not load cleanly is still checked, and fails at the end.
     let failed_load = bundle.problems.iter().any(|p| !p.is_warning());
-    error::print_problems(&problems(&bundle));
+    if output == Format::Text {
+        error::print_problems(&problems(&bundle));
+    }
     // `file://` URIs resolve inside a local catalog's root; remote catalogs cannot name files.
     let root = match &source {
         CatalogRef::Path(p) if reference != "builtin" => Some(
@@ -258,6 +279,16 @@ fn catalog_verify(reference: &str, signature: &SignatureArgs) -> Result<(), CliE
         .map(|d| d.definition.id.clone())
         .collect();
     let checks = crate::functions::lock::verify(&functions, &services, &remote, root.as_deref());
+    if output != Format::Text {
+        let signed = signers.iter().map(ToString::to_string).collect();
+        let report = super::report::VerifyReport::new(reference, &bundle, signed, &checks);
+        Stdout::print(&super::catalog_view::render(&report, output))?;
+        return if report.ok() {
+            Ok(())
+        } else {
+            Err(CliError::Reported)
+        };
+    }
     let mut out = String::new();
     for signer in &signers {
         let _ = writeln!(out, "{} signed: {signer}", signer.digest);
@@ -449,13 +480,31 @@ fn catalog_view(
     Stdout::print(&out)
 }
 
+/// How `catalog lint` runs: with the built-in catalog, with whose standard pattern, and how it
+/// reports.
+#[derive(Debug, Clone, Copy)]
+struct LintOptions<'a> {
+    with_builtin: bool,
+    standard_pattern: Option<&'a str>,
+    output: Format,
+}
+
 fn catalog_lint(
     paths: &[PathBuf],
-    with_builtin: bool,
-    standard_pattern: Option<&str>,
+    options: LintOptions<'_>,
     cluster: &[String],
     render: &super::lint_render::RenderArgs,
 ) -> Result<(), CliError> {
+    let LintOptions {
+        with_builtin,
+        standard_pattern,
+        output,
+    } = options;
+    if output != Format::Text && render.wanted() {
+        return Err(CliError::Usage(
+            "-o yaml|json prints lint's report; --service, --values and --set print a service's manifests: use one or the other".to_owned(),
+        ));
+    }
     let mut cluster_values = serde_json::Map::new();
     for kv in cluster {
         let Some((k, v)) = kv.split_once('=') else {
@@ -466,6 +515,7 @@ fn catalog_lint(
         cluster_values.insert(k.to_owned(), serde_json::Value::String(v.to_owned()));
     }
     let mut failed = false;
+    let mut report = LintReport::default();
     let mut err = std::io::stderr().lock();
     for path in paths {
         let label = path.display().to_string();
@@ -514,46 +564,67 @@ fn catalog_lint(
                     "; this test render has no cluster values: give them with `--cluster KEY=VALUE`",
                 );
             }
-            let _ = writeln!(
-                err,
-                "{}: {e}",
-                if e.is_warning() { "warning" } else { "error" }
-            );
+            if output == Format::Text {
+                crate::logger::say(e.severity, &*e);
+            }
         }
-        if !problems.iter().any(|e| !e.is_warning()) {
-            // Only the linted catalog counts, not one loaded to lend it a pattern.
-            let linted = catalog
-                .bundles
-                .iter()
-                .position(|b| b.origin.label() == bundle_label)
-                .filter(|_| lend_only);
-            let services = catalog
-                .services()
-                .iter()
-                .filter(|s| linted.is_none_or(|i| s.bundle == i))
-                .count();
-            let templates = match linted {
-                Some(i) => catalog.own_template_count(i),
-                None => catalog.templates().count(),
-            };
-            let functions = catalog
+        // Only the linted catalog counts, not one loaded to lend it a pattern.
+        let linted = catalog
+            .bundles
+            .iter()
+            .position(|b| b.origin.label() == bundle_label)
+            .filter(|_| lend_only);
+        let services: Vec<usize> = catalog
+            .services()
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| linted.is_none_or(|i| s.bundle == i))
+            .map(|(i, _)| i)
+            .collect();
+        let counts = Counts {
+            services: services.len(),
+            function_kinds: catalog
                 .kinds()
                 .iter()
                 .filter(|(_, k)| matches!(k, catalog::Kind::Function { .. }))
-                .count();
-            if services == 0 && functions == 0 {
+                .count(),
+            templates: match linted {
+                Some(i) => catalog.own_template_count(i),
+                None => catalog.templates().count(),
+            },
+        };
+        let mut linted = CatalogLint::new(
+            &label,
+            &bundle_label,
+            &catalog,
+            &services,
+            &problems,
+            counts,
+        );
+        if !problems.iter().any(|e| !e.is_warning()) {
+            if counts.services == 0 && counts.function_kinds == 0 {
+                let empty =
+                    "no services and no function kinds (ServiceDefinitions go in services/)";
+                linted.warn(empty.to_owned());
+                if output == Format::Text {
+                    crate::logger::say(Severity::Warning, format_args!("{label}: {empty}"));
+                }
+            }
+            if output == Format::Text {
                 let _ = writeln!(
                     err,
-                    "warning: {label}: no services and no function kinds (ServiceDefinitions go in services/)"
+                    "ok: {label}: {} services, {} function kinds, {} templates",
+                    counts.services, counts.function_kinds, counts.templates
                 );
             }
-            let _ = writeln!(
-                err,
-                "ok: {label}: {services} services, {functions} function kinds, {templates} templates"
-            );
         }
+        report.push(linted);
     }
-    // Lint's report is its output (on stderr, every catalog's problems and counts).
+    // Lint's report is its output: on stderr, every catalog's problems and counts; with
+    // `-o yaml|json`, the document on stdout (written before a failure's exit code).
+    if output != Format::Text {
+        Stdout::print(&super::catalog_view::render(&report, output))?;
+    }
     if failed {
         Err(CliError::Reported)
     } else {

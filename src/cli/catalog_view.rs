@@ -11,7 +11,7 @@ use crate::catalog::kep::{self, Runtime};
 use crate::catalog::{BundleInfo, Catalog};
 use crate::catalog_ref::CatalogRef;
 
-/// How `catalog view` prints.
+/// How `catalog view`, `catalog lint`, `catalog verify`, `explain` and `version` print.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(super) enum Format {
     /// A readable text form.
@@ -434,10 +434,11 @@ fn type_name(schema: &Value) -> String {
     }
 }
 
-/// The view as `-o yaml` or `-o json` prints it.
-pub(super) fn render(view: &View, format: Format) -> String {
+/// A command's document (the view, lint's and verify's reports, an explained schema) as
+/// `-o yaml` or `-o json` prints it.
+pub(super) fn render(document: &impl Serialize, format: Format) -> String {
     // One value for both forms, so YAML and JSON are the same document.
-    render_value(&serde_json::to_value(view).unwrap_or_default(), format)
+    render_value(&serde_json::to_value(document).unwrap_or_default(), format)
 }
 
 /// A document as `-o yaml` or `-o json` prints it (pretty JSON, or our YAML emitter).

@@ -4,8 +4,10 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use serde::Serialize;
+use serde_json::{Map, Value};
 
+use super::catalog_view::Format;
 use super::{CatalogArgs, CliError, ExplainError, Stdout, load_for_command};
 use crate::catalog::schema::{self, Flavor};
 use crate::catalog::{Catalog, Kind};
@@ -207,26 +209,13 @@ const MAX_RECURSIVE_DEPTH: usize = 64;
 /// items and map values are followed at the same level. In schema order, as `explain` lists
 /// fields here (kubectl sorts them by name).
 fn field_tree(node: &Value, depth: usize, out: &mut String) {
-    let node = node
-        .get("items")
-        .filter(|_| node.get("properties").is_none())
-        .unwrap_or(node);
-    let node = match node.get("additionalProperties") {
-        Some(ap @ Value::Object(_)) if node.get("properties").is_none() => ap,
-        _ => node,
-    };
-    let Some(props) = node.get("properties").and_then(Value::as_object) else {
+    let Some((props, required)) = fields_below(node) else {
         return;
     };
     if depth >= MAX_RECURSIVE_DEPTH {
         let _ = writeln!(out, "{}...", "  ".repeat(depth + 1));
         return;
     }
-    let required: Vec<&str> = node
-        .get("required")
-        .and_then(Value::as_array)
-        .map(|r| r.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
     for (name, prop) in props {
         let req = if required.contains(&name.as_str()) {
             " -required-"
@@ -253,8 +242,92 @@ fn field_tree(node: &Value, depth: usize, out: &mut String) {
     }
 }
 
+/// The fields below `node` and the names of those required: its own, else those of its array
+/// items or map values (followed at the same level, as `kubectl explain --recursive` does).
+fn fields_below(node: &Value) -> Option<(&Map<String, Value>, Vec<&str>)> {
+    let node = node
+        .get("items")
+        .filter(|_| node.get("properties").is_none())
+        .unwrap_or(node);
+    let node = match node.get("additionalProperties") {
+        Some(ap @ Value::Object(_)) if node.get("properties").is_none() => ap,
+        _ => node,
+    };
+    let props = node.get("properties").and_then(Value::as_object)?;
+    let required = node
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    Some((props, required))
+}
+
+/// `explain -o yaml|json`: what the text says, as data, and the schema below the field.
+#[derive(Debug, Serialize)]
+struct Explained<'a> {
+    /// The API group (`null` for the core group).
+    group: Option<&'a str>,
+    kind: &'a str,
+    version: &'a str,
+    /// The field path asked for below the kind (`spec.config`), `null` for the kind itself.
+    field: Option<String>,
+    /// Its type as `kubectl explain` names it (`Object`, `string`, `[]Object`, `map[string]string`).
+    #[serde(rename = "type")]
+    type_name: String,
+    description: Option<&'a str>,
+    /// Its fields; with `--recursive`, each with its own.
+    fields: Vec<Field<'a>>,
+    /// The OpenAPI v3 schema of the kind or field, defaults included.
+    schema: &'a Value,
+}
+
+/// One field of an [`Explained`].
+#[derive(Debug, Serialize)]
+struct Field<'a> {
+    name: &'a str,
+    #[serde(rename = "type")]
+    type_name: String,
+    required: bool,
+    description: Option<&'a str>,
+    default: Option<&'a Value>,
+    /// The values it allows (`[]`: any).
+    #[serde(rename = "enum")]
+    values: &'a [Value],
+    format: Option<&'a str>,
+    /// Its own fields (`[]` without `--recursive`).
+    fields: Vec<Field<'a>>,
+}
+
+/// The fields below `node`, down to `depth` levels more (bounded by [`MAX_RECURSIVE_DEPTH`]).
+fn fields(node: &Value, depth: usize) -> Vec<Field<'_>> {
+    let Some((props, required)) = fields_below(node).filter(|_| depth > 0) else {
+        return Vec::new();
+    };
+    props
+        .iter()
+        .map(|(name, prop)| Field {
+            name,
+            type_name: type_of(prop),
+            required: required.contains(&name.as_str()),
+            description: prop.get("description").and_then(Value::as_str),
+            default: prop.get("default"),
+            values: prop
+                .get("enum")
+                .and_then(Value::as_array)
+                .map_or(&[], Vec::as_slice),
+            format: prop.get("format").and_then(Value::as_str),
+            fields: fields(prop, depth - 1),
+        })
+        .collect()
+}
+
 /// Run `explain`.
-pub fn run(target: &str, recursive: bool, args: &CatalogArgs) -> Result<(), CliError> {
+pub fn run(
+    target: &str,
+    recursive: bool,
+    output: Format,
+    args: &CatalogArgs,
+) -> Result<(), CliError> {
     let catalog = load_for_command(args)?;
     let mut parts = target.split('.');
     let kind = parts.next().unwrap_or_default();
@@ -300,6 +373,19 @@ pub fn run(target: &str, recursive: bool, args: &CatalogArgs) -> Result<(), CliE
         .unwrap_or("");
     let kind_name = root.get("title").and_then(Value::as_str).unwrap_or(kind);
     let (group, version) = crate::gvk::split_api_version(api_version);
+    if output != Format::Text {
+        let document = Explained {
+            group: Some(group).filter(|g| !g.is_empty()),
+            kind: kind_name,
+            version,
+            field: Some(walked.join(".")).filter(|w| !w.is_empty()),
+            type_name: type_of(node),
+            description: node.get("description").and_then(Value::as_str),
+            fields: fields(node, if recursive { MAX_RECURSIVE_DEPTH } else { 1 }),
+            schema: node,
+        };
+        return Stdout::print(&super::catalog_view::render(&document, output));
+    }
     let mut out = String::new();
     if !group.is_empty() {
         let _ = writeln!(out, "GROUP:      {group}");

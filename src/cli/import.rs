@@ -208,7 +208,10 @@ fn in_config(label: &str, i: usize, name: &str, result: &crate::results::KrmResu
             let message = result.message.replace("spec.services.", &format!("{to}."));
             format!("{label}: {field}: {message}")
         }
-        _ => format!("{label}: clusters[{i}] (ServiceSet {name}): {result}"),
+        _ => format!(
+            "{label}: clusters[{i}] (ServiceSet {name}): {}",
+            result.located()
+        ),
     }
 }
 

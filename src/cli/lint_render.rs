@@ -10,7 +10,6 @@
 //! indexes (`a[0]=x`) and list values (`{a,b}`) are refused: use `--values`.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -19,6 +18,8 @@ use serde_json::{Map, Value, json};
 use super::{CliError, Stdout};
 use crate::catalog::{Catalog, CatalogError};
 use crate::lint::{self, Failed};
+use crate::logger::say;
+use crate::results::Severity;
 
 /// The most `.`-separated keys of one `--set` path.
 const MAX_SET_DEPTH: usize = 32;
@@ -72,10 +73,8 @@ impl RenderArgs {
                 "--service, --values and --set render one service: name one catalog".to_owned(),
             ));
         }
-        let mut err = std::io::stderr().lock();
         for e in problems {
-            let what = if e.is_warning() { "warning" } else { "error" };
-            let _ = writeln!(err, "{what}: {e}");
+            say(e.severity, e);
         }
         if problems.iter().any(|e| !e.is_warning()) {
             return Err(CliError::Reported);
@@ -117,7 +116,10 @@ impl RenderArgs {
         match lint::render_with(&renderer, &schemas, &cluster, service, &request) {
             Ok(done) => {
                 for w in &done.warnings {
-                    let _ = writeln!(err, "warning: service \"{id}\": {}: {}", w.path, w.message);
+                    say(
+                        Severity::Warning,
+                        format_args!("service \"{id}\": {}: {}", w.path, w.message),
+                    );
                 }
                 let mut out = String::new();
                 for g in &done.objects {
@@ -132,7 +134,10 @@ impl RenderArgs {
             }
             Err(Failed::Invalid(problems)) => {
                 for p in &problems {
-                    let _ = writeln!(err, "error: service \"{id}\": {}: {}", p.path, p.message);
+                    say(
+                        Severity::Error,
+                        format_args!("service \"{id}\": {}: {}", p.path, p.message),
+                    );
                 }
                 Err(CliError::Reported)
             }
@@ -141,7 +146,10 @@ impl RenderArgs {
                     let at = e
                         .line
                         .map_or_else(|| e.template.clone(), |l| format!("{}:{l}", e.template));
-                    let _ = writeln!(err, "error: {at}: rendering \"{id}\": {}", e.message);
+                    say(
+                        Severity::Error,
+                        format_args!("{at}: rendering \"{id}\": {}", e.message),
+                    );
                 }
                 Err(CliError::Reported)
             }

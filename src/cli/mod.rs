@@ -12,6 +12,7 @@ mod explain;
 mod import;
 mod lint_render;
 mod render_cmd;
+mod report;
 mod signature_args;
 
 use std::io::{Read as _, Write as _};
@@ -87,6 +88,10 @@ enum Command {
         /// explain --recursive` does
         #[arg(long)]
         recursive: bool,
+        /// `text` (as kubectl prints it), `yaml` or `json` (for machines: the kind, the field
+        /// path and the schema below it, with its fields' names, types and `required`)
+        #[arg(short, long, value_enum, default_value = "text")]
+        output: catalog_view::Format,
         #[command(flatten)]
         catalogs: CatalogArgs,
     },
@@ -227,8 +232,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Some(Command::Explain {
             target,
             recursive,
+            output,
             catalogs,
-        }) => explain::run(&target, recursive, &catalogs),
+        }) => explain::run(&target, recursive, output, &catalogs),
         Some(Command::Catalog(command)) => catalog_cmd::run(command),
         Some(Command::Version { output }) => version(output),
         Some(Command::Completions { shell }) => completions(shell),

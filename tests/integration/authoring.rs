@@ -294,7 +294,7 @@ fn issue23_lint_values_then_set() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
-        "krm-catalog error: --values list.yaml: must be a map of config values, not array\n"
+        "error: --values list.yaml: must be a map of config values, not array\n"
     );
     // An empty values file is no values; several documents are refused.
     ctx.write("empty.yaml", "");
@@ -326,7 +326,7 @@ fn issue23_lint_values_then_set() {
     );
     assert_eq!(
         stderr(&out),
-        "krm-catalog error: --values two.yaml: 2 YAML documents; a values file is one map of config values\n"
+        "error: --values two.yaml: 2 YAML documents; a values file is one map of config values\n"
     );
 }
 

@@ -66,7 +66,7 @@ fn input_that_is_not_a_resource_list_writes_nothing_to_stdout() {
         assert_eq!(out.status.code(), Some(1), "{input:?}");
         assert!(out.stdout.is_empty(), "{input:?}: {}", stdout(&out));
         assert!(
-            stderr(&out).contains("krm-catalog error:"),
+            stderr(&out).starts_with("error: "),
             "{input:?}: {}",
             stderr(&out)
         );
@@ -564,7 +564,7 @@ fn issue8_render_refuses_a_resolvecatalog_it_would_ignore() {
     assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
     assert_eq!(
         stderr(&out),
-        "krm-catalog error: ./krm-catalog.yaml: document 0 (line 1): a ResolveCatalog among the inputs is not used as the function config; give its file with `--fn-config FILE` (it may stay among the inputs)\n"
+        "error: ./krm-catalog.yaml: document 0 (line 1): a ResolveCatalog among the inputs is not used as the function config; give its file with `--fn-config FILE` (it may stay among the inputs)\n"
     );
     assert_eq!(stdout(&out), "");
     // Given as --fn-config, it may stay in the directory (the Argo CD plugin does this).
@@ -590,7 +590,7 @@ fn issue8_render_refuses_a_resolvecatalog_it_would_ignore() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stderr(&out),
-        "krm-catalog error: two.yaml: expected one YAML document (the function config), found 2; give the function config a file of its own\n"
+        "error: two.yaml: expected one YAML document (the function config), found 2; give the function config a file of its own\n"
     );
 }
 
@@ -606,8 +606,7 @@ fn an_unparsable_limit_variable_is_a_warning_once() {
         .run(&[], list);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stderr(&out);
-    let warning =
-        "krm-catalog warn: KRM_CATALOG_MAX_INPUT_BYTES=\"12x\" is not a number; using the default";
+    let warning = "warning: KRM_CATALOG_MAX_INPUT_BYTES=\"12x\" is not a number; using the default";
     assert_eq!(text.matches(warning).count(), 1, "{text}");
     // Empty is unset, as before.
     assert!(!text.contains("KRM_CATALOG_HTTP_RETRIES"), "{text}");

@@ -1,5 +1,7 @@
 //! Issue 22, "The first hour": traps where the tool said yes and was wrong.
 
+use serde_json::json;
+
 use crate::remote::{CATALOG, trusted_url};
 use crate::servers::{Server, tls};
 use crate::util::{TestContext, have, stderr, stdout, test_name};
@@ -41,7 +43,7 @@ fn issue16_render_writes_nothing_to_stdout_on_error() {
     );
     assert!(
         stderr(&out).contains(
-            "[error] services.krm-catalog.dev/v1alpha1/ExternalSecrets/eso spec.config.replicas: Invalid value: -1: spec.config.replicas in body should be greater than or equal to 1 (services.yaml#2)"
+            "error: services.krm-catalog.dev/v1alpha1/ExternalSecrets/eso spec.config.replicas: Invalid value: -1: spec.config.replicas in body should be greater than or equal to 1 (services.yaml#2)"
         ),
         "{}",
         stderr(&out)
@@ -79,15 +81,15 @@ fn issue16_a_typo_in_the_api_group_is_an_error() {
     for (api, expected) in [
         (
             "service.krm-catalog.dev/v1alpha1",
-            "[error] service.krm-catalog.dev/v1alpha1/CertManager/certs apiVersion: unknown API group service.krm-catalog.dev (did you mean \"services.krm-catalog.dev/v1alpha1\"?): no loaded catalog claims it, and CertManager is a kind of services.krm-catalog.dev (certs.yaml)\n",
+            "error: service.krm-catalog.dev/v1alpha1/CertManager/certs apiVersion: unknown API group service.krm-catalog.dev (did you mean \"services.krm-catalog.dev/v1alpha1\"?): no loaded catalog claims it, and CertManager is a kind of services.krm-catalog.dev (certs.yaml)\n",
         ),
         (
             "services.krm-catalog.io/v1alpha1",
-            "[error] services.krm-catalog.io/v1alpha1/CertManager/certs apiVersion: unknown API group services.krm-catalog.io (did you mean \"services.krm-catalog.dev/v1alpha1\"?): no loaded catalog claims it, and CertManager is a kind of services.krm-catalog.dev (certs.yaml)\n",
+            "error: services.krm-catalog.io/v1alpha1/CertManager/certs apiVersion: unknown API group services.krm-catalog.io (did you mean \"services.krm-catalog.dev/v1alpha1\"?): no loaded catalog claims it, and CertManager is a kind of services.krm-catalog.dev (certs.yaml)\n",
         ),
         (
             "apps/v1",
-            "[error] apps/v1/CertManager/certs apiVersion: kind CertManager of the loaded catalogs is not in apps/v1 (did you mean \"services.krm-catalog.dev/v1alpha1\"?) (certs.yaml)\n",
+            "error: apps/v1/CertManager/certs apiVersion: kind CertManager of the loaded catalogs is not in apps/v1 (did you mean \"services.krm-catalog.dev/v1alpha1\"?) (certs.yaml)\n",
         ),
     ] {
         ctx.write(
@@ -233,7 +235,7 @@ fn issue16_an_object_of_a_disabled_by_default_service_says_it_renders_nothing() 
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(
         stderr(&out),
-        "[warning] services.krm-catalog.dev/v1alpha1/MetricsServer/metrics spec.status: service \"metrics-server\" is disabled by default and this MetricsServer object does not enable it: nothing is rendered; set spec.status: enabled (metrics.yaml)\n"
+        "warning: services.krm-catalog.dev/v1alpha1/MetricsServer/metrics spec.status: service \"metrics-server\" is disabled by default and this MetricsServer object does not enable it: nothing is rendered; set spec.status: enabled (metrics.yaml)\n"
     );
     ctx.write(
         "metrics.yaml",
@@ -264,14 +266,12 @@ fn issue16_a_slow_fetch_reports_progress_with_v() {
     let err = stderr(&out);
     let size = CATALOG.len();
     assert!(
-        err.contains(&format!("krm-catalog info: fetching {url}: "))
+        err.contains(&format!("info: fetching {url}: "))
             && err.contains(&format!(" of {size} bytes, ")),
         "{err}"
     );
     assert!(
-        err.contains(&format!(
-            "krm-catalog info: fetched {url}: {size} bytes in "
-        )),
+        err.contains(&format!("info: fetched {url}: {size} bytes in ")),
         "{err}"
     );
     // Without -v (stderr is a pipe here): no progress.
@@ -317,5 +317,172 @@ fn issue16_lint_renders_required_values_without_examples_with_placeholders() {
         stderr(&out).contains("warning: catalog team: services/web.yaml: \"web\" was not rendered: its defaults leave required values unset, and lint can make no placeholder for some of them (a `pattern`, or no type); give those fields an `example` so lint can render its templates"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// Issue 22: `catalog lint -o json|yaml` is lint's report for machines, on stdout: per
+/// catalog and per service, errors and warnings with file, path and message, `ok`; lint still
+/// exits 1 on an error, after writing it, and says nothing else.
+#[test]
+fn issue16_lint_prints_its_report_as_json_or_yaml() {
+    let ctx = TestContext::new();
+    ctx.write("team/services/demo.yaml", DEMO_SERVICE);
+    ctx.write(
+        "team/charts/demo/deployment.yaml.j2",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  port: \"{{ config.containerPort }}\"\n",
+    );
+    ctx.write(
+        "empty/templates/cm.yaml.j2",
+        "apiVersion: v1\nkind: ConfigMap\n",
+    );
+    let out = ctx.run(&["catalog", "lint", "team", "empty", "-o", "json"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(doc["ok"], false, "{doc}");
+    let team = &doc["catalogs"][0];
+    assert_eq!(
+        (&team["path"], &team["source"], &team["ok"]),
+        (&json!("team"), &json!("catalog team"), &json!(false)),
+        "{doc}"
+    );
+    assert_eq!(
+        team["counts"],
+        json!({"services": 1, "functionKinds": 0, "templates": 1})
+    );
+    let demo = &team["services"][0];
+    assert_eq!(
+        (&demo["id"], &demo["file"], &demo["ok"]),
+        (&json!("demo"), &json!("services/demo.yaml"), &json!(false)),
+        "{doc}"
+    );
+    // The render of its template is the service's, at the template's file and line.
+    let error = &demo["errors"][0];
+    assert_eq!(error["source"], "catalog team");
+    assert_eq!(error["file"], "charts/demo/deployment.yaml.j2:6");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("`config.containerPort` is undefined")),
+        "{doc}"
+    );
+    assert_eq!(team["errors"], json!([]), "{doc}");
+    // The empty catalog passes, with its warning at the catalog.
+    let empty = &doc["catalogs"][1];
+    assert_eq!(empty["ok"], true, "{doc}");
+    assert_eq!(empty["services"], json!([]), "{doc}");
+    assert_eq!(
+        empty["warnings"],
+        json!([{"source": "catalog empty", "file": null, "path": null,
+            "message": "no services and no function kinds (ServiceDefinitions go in services/)"}])
+    );
+    // YAML is the same document.
+    let yaml = ctx.run(&["catalog", "lint", "team", "empty", "-o", "yaml"], "");
+    assert_eq!(yaml.status.code(), Some(1), "{}", stderr(&yaml));
+    assert_eq!(krm_catalog::yaml::parse(&stdout(&yaml)).expect("yaml"), doc);
+    // The text report is unchanged, and a render of one service prints manifests, not a report.
+    let text = ctx.run(&["catalog", "lint", "empty"], "");
+    assert_eq!(stdout(&text), "");
+    assert!(
+        stderr(&text).contains("ok: empty: 0 services"),
+        "{}",
+        stderr(&text)
+    );
+    let both = ctx.run(
+        &["catalog", "lint", "team", "--set", "a=1", "-o", "json"],
+        "",
+    );
+    assert_eq!(both.status.code(), Some(2), "{}", stderr(&both));
+    assert_eq!(stdout(&both), "");
+}
+
+/// Issue 22: `catalog verify -o json|yaml`: the catalog (digest, signers, verdict) and each
+/// runtime with its platform, pinned digest and verdict; exit 1 on any runtime not `ok`, after
+/// the document.
+#[test]
+fn issue16_verify_prints_each_runtime_with_digest_and_verdict() {
+    let ctx = TestContext::new();
+    ctx.write("fn", crate::runtimes::ECHO);
+    let hex = krm_catalog::verify::sha256_hex(crate::runtimes::ECHO);
+    let digest = format!("sha256:{hex}");
+    ctx.write(
+        "catalog.yaml",
+        crate::runtimes::exec_catalog("file://fn", "fn", Some(&digest)),
+    );
+    let out = ctx.run(&["catalog", "verify", "catalog.yaml", "-o", "json"], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let (os, arch) = krm_catalog::functions::exec::this_platform();
+    assert_eq!(doc["ok"], true, "{doc}");
+    assert_eq!(doc["catalog"]["reference"], "catalog.yaml");
+    assert_eq!(doc["catalog"]["status"], "ok");
+    assert!(
+        doc["catalog"]["digest"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("sha256:") && d.len() == 71),
+        "{doc}"
+    );
+    assert_eq!(
+        doc["runtimes"],
+        json!([{"kind": "fn.acme.dev/v1/Echo", "platform": format!("{os}/{arch}"),
+            "status": "ok", "digest": digest, "detail": format!("exec file://fn {digest}")}])
+    );
+    assert_eq!((&doc["checked"], &doc["notOk"]), (&json!(1), &json!(0)));
+
+    ctx.write(
+        "catalog.yaml",
+        crate::runtimes::exec_catalog("file://fn", "fn", None),
+    );
+    let out = ctx.run(&["catalog", "verify", "catalog.yaml", "-o", "yaml"], "");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let doc = krm_catalog::yaml::parse(&stdout(&out)).expect("yaml");
+    assert_eq!(doc["ok"], false, "{doc}");
+    assert_eq!(doc["runtimes"][0]["status"], "UNPINNED", "{doc}");
+    assert_eq!(doc["runtimes"][0]["digest"], json!(null), "{doc}");
+    assert_eq!((&doc["checked"], &doc["notOk"]), (&json!(1), &json!(1)));
+}
+
+/// Issue 22: `explain -o json|yaml`: the kind, the field path and the schema below it, with
+/// its fields' names, types, `required` and defaults (and with `--recursive`, theirs).
+#[test]
+fn issue16_explain_prints_the_schema_as_json_or_yaml() {
+    let repo = TestContext::new().in_repo_root();
+    let target = "CertManager.spec.config.clusterIssuer";
+    let out = repo.run(&["explain", target, "-o", "json"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    assert_eq!(doc["kind"], "CertManager");
+    assert_eq!(doc["group"], "services.krm-catalog.dev");
+    assert_eq!(doc["field"], "spec.config.clusterIssuer");
+    assert_eq!(doc["type"], "Object");
+    let fields = doc["fields"].as_array().expect("fields");
+    let email = fields.iter().find(|f| f["name"] == "email").expect("email");
+    assert_eq!(
+        (&email["type"], &email["required"]),
+        (&json!("string"), &json!(true))
+    );
+    assert!(
+        fields.iter().any(|f| f["default"] == "letsencrypt-staging"),
+        "{doc}"
+    );
+    assert_eq!(
+        doc["schema"]["properties"]["email"]["type"], "string",
+        "{doc}"
+    );
+    let yaml = repo.run(&["explain", target, "-o", "yaml"], "");
+    assert_eq!(krm_catalog::yaml::parse(&stdout(&yaml)).expect("yaml"), doc);
+    // --recursive nests each field's own fields.
+    let out = repo.run(
+        &["explain", "CertManager.spec", "--recursive", "-o", "json"],
+        "",
+    );
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("json");
+    let config = doc["fields"]
+        .as_array()
+        .and_then(|f| f.iter().find(|f| f["name"] == "config"))
+        .expect("config");
+    assert!(
+        config["fields"].as_array().is_some_and(|f| !f.is_empty()),
+        "{doc}"
     );
 }

@@ -136,7 +136,7 @@ fn issue11_explain_and_schema_of_a_function_kind_with_catalog_path() {
     assert_eq!(no_schema.status.code(), Some(1));
     assert_eq!(
         stderr(&no_schema),
-        "krm-catalog error: function kind \"SetLabels\" (fn.acme.dev/v1/SetLabels) has no schema: its catalog sets no versions[].schema.openAPIV3Schema, so its config is neither checked nor explained; the function's own documentation (usage) describes it\n"
+        "error: function kind \"SetLabels\" (fn.acme.dev/v1/SetLabels) has no schema: its catalog sets no versions[].schema.openAPIV3Schema, so its config is neither checked nor explained; the function's own documentation (usage) describes it\n"
     );
 
     // `schema KIND`: the kind's own schema, apiVersion and kind fixed.

@@ -317,6 +317,6 @@ fn issue23_a_failing_catalog_patch_names_the_service_definition() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         crate::util::stderr(&out),
-        "[error] services.krm-catalog.dev/v1alpha1/WebApp/shop spec: the catalog's patch spec.patches[0] of ServiceDefinition \"web-app\" does not apply: its target {kind: StatefulSet} matches none of the objects service \"web-app\" generated (Deployment/shop); the catalog must be fixed\n"
+        "error: services.krm-catalog.dev/v1alpha1/WebApp/shop spec: the catalog's patch spec.patches[0] of ServiceDefinition \"web-app\" does not apply: its target {kind: StatefulSet} matches none of the objects service \"web-app\" generated (Deployment/shop); the catalog must be fixed\n"
     );
 }

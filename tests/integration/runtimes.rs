@@ -1100,10 +1100,10 @@ fn issue11_the_documented_schema_and_cel_errors() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let expected = [
-        "[error] fn.acme.dev/v1/SetLabelsLocal/typo: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation (src/labels-invalid.yaml)",
-        "[error] fn.acme.dev/v1/SetLabelsLocal/typo spec.labels: Required value (src/labels-invalid.yaml)",
-        "[error] fn.acme.dev/v1/SetLabelsLocal/typo spec.lables: unknown field \"spec.lables\" (did you mean \"labels\"?) (src/labels-invalid.yaml)",
-        "[error] fn.acme.dev/v1/SetLabelsLocal/reserved spec.labels: Invalid value: the kubernetes.io/ and k8s.io/ prefixes are reserved for Kubernetes (src/labels-invalid.yaml#1)",
+        "error: fn.acme.dev/v1/SetLabelsLocal/typo: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation (src/labels-invalid.yaml)",
+        "error: fn.acme.dev/v1/SetLabelsLocal/typo spec.labels: Required value (src/labels-invalid.yaml)",
+        "error: fn.acme.dev/v1/SetLabelsLocal/typo spec.lables: unknown field \"spec.lables\" (did you mean \"labels\"?) (src/labels-invalid.yaml)",
+        "error: fn.acme.dev/v1/SetLabelsLocal/reserved spec.labels: Invalid value: the kubernetes.io/ and k8s.io/ prefixes are reserved for Kubernetes (src/labels-invalid.yaml#1)",
     ];
     assert_eq!(stderr(&out).lines().collect::<Vec<_>>(), expected);
     let page = fs_err::read_to_string(root().join("docs/how-to/function-runtimes.md"))

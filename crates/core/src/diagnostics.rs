@@ -27,6 +27,18 @@ impl Severity {
     }
 }
 
+/// A line for stderr as cargo and rustc write theirs: `error: …`, `warning: …`, `info: …`.
+/// The one place a line's prefix is chosen from its severity: the logger, `catalog lint`, and
+/// the results echoed on stderr all print through it.
+#[derive(Debug, Clone, Copy)]
+pub struct Line<T>(pub Severity, pub T);
+
+impl<T: fmt::Display> fmt::Display for Line<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.0.as_str(), self.1)
+    }
+}
+
 /// One step of a [`FieldPath`].
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PathSegment {

@@ -82,8 +82,8 @@ fn number<T: std::str::FromStr>(name: &str) -> Option<T> {
     parsed
 }
 
-/// The logger lives in `krm-catalog`, above this crate, so this writes the logger's format
-/// itself; accessors run many times per process, the warning once per variable.
+/// The logger lives in `krm-catalog`, above this crate, so this writes its line itself (the
+/// logger's [`Line`](crate::diagnostics::Line)); accessors run many times per process, the warning once per variable.
 fn warn_once(name: &str, value: &std::ffi::OsStr) {
     use std::io::Write as _;
     static WARNED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
@@ -96,8 +96,14 @@ fn warn_once(name: &str, value: &std::ffi::OsStr) {
     warned.push(name.to_owned());
     let _ = writeln!(
         std::io::stderr().lock(),
-        "krm-catalog warn: {name}={:?} is not a number; using the default",
-        value.to_string_lossy()
+        "{}",
+        crate::diagnostics::Line(
+            crate::diagnostics::Severity::Warning,
+            format_args!(
+                "{name}={:?} is not a number; using the default",
+                value.to_string_lossy()
+            )
+        )
     );
 }
 
