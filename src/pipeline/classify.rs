@@ -181,7 +181,7 @@ fn explicit_runtime(
                 results.push(
                     KrmResult::error(format!("explicit runtime: {}", p.message))
                         .about(&**value)
-                        .at(&p.path.to_string()),
+                        .at(p.path.to_string()),
                 );
             }
             Role::PassThrough
