@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::runtimes::{ECHO, image_catalog, input};
-use crate::util::{TestContext, stderr, stdout};
+use crate::util::{TestContext, have_starlark, stderr, stdout, test_name};
 
 const DIGEST: &str = "2f2b9a1f6b0b7c5b4d7e0f3c5a9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e";
 const OTHER: &str = "9e8d7c6b5a4f3e2d1c0b9a8f7e6d5c4b3a2f1e2f2b9a1f6b0b7c5b4d7e0f3c5a";
@@ -252,5 +252,38 @@ fn issue16_storage_mounts_one_rule_in_pin_and_run_mode() {
             .contains("functions.mounts: src \"missing\" is not a directory inside the package"),
         "{}",
         errors(&out)
+    );
+}
+
+/// A Starlark script of the package named by the item's own runtime runs with
+/// `allowInlineExec` (no `allowExec`: it runs sandboxed), as an inline catalog's script does.
+#[test]
+fn issue16_explicit_starlark_path_runs_with_the_inline_opt_in() {
+    if !have_starlark(test_name!()) {
+        return;
+    }
+    let pkg = TestContext::new();
+    catalog(&pkg, false);
+    pkg.write(
+        "greet.star",
+        "for r in ctx.resource_list[\"items\"]:\n    if r[\"kind\"] == \"ConfigMap\":\n        r[\"data\"][\"greeting\"] = \"hello-from-starlark\"\n",
+    );
+    let runtime = "  runtime:\n    starlark:\n      path: greet.star\n";
+    let out = pkg.run(&[], &with_runtime("{mode: run}", runtime));
+    assert_eq!(out.status.code(), Some(1), "{}", errors(&out));
+    assert!(
+        errors(&out).contains("set functions.allowInlineExec: true to allow it"),
+        "{}",
+        errors(&out)
+    );
+    let out = pkg.run(
+        &[],
+        &with_runtime("{mode: run, allowInlineExec: true}", runtime),
+    );
+    assert!(out.status.success(), "{}", errors(&out));
+    assert!(
+        stdout(&out).contains("greeting: hello-from-starlark"),
+        "{}",
+        stdout(&out)
     );
 }
