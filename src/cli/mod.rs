@@ -50,7 +50,7 @@ into manifests placed next to them. Every other item passes through untouched.
 The function config is a `krm-catalog.dev/v1alpha1 ResolveCatalog`, a kpt ConfigMap
 (keys: catalogs, trusted-catalogs, builtin, catalog-overwrite, cluster-type, offline,
 unknown-fields, apply-order, mode, allow-exec, allow-inline-exec, allow-network,
-container-engine, verify-tags, allow-unpinned, cluster.<key>), or a
+mounts, container-engine, verify-tags, allow-unpinned, cluster.<key>), or a
 ServiceSet/service object carrying the same settings in its spec.
 
 Exit codes: 0 success (warnings allowed); 1 error results or unreadable input; 2 usage error.";

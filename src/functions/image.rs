@@ -169,12 +169,26 @@ pub fn check_signature(
 
 /// The `config.kubernetes.io/function` annotation kustomize v5 and kpt parse for a pinned
 /// image (kustomize rejects unknown keys, so nothing else goes in).
-pub fn function_annotation(image: &PinnedImage, network: bool) -> String {
-    let mut text = format!("container:\n  image: {}\n", image.reference());
+/// A storage mount (`functions.mounts`) goes in as kustomize's `mounts` (`{type: bind, src,
+/// dst, rw}`, sources relative to the kustomization).
+pub fn function_annotation(
+    image: &PinnedImage,
+    network: bool,
+    mounts: &[crate::config::Mount],
+) -> String {
+    let mut container = serde_json::Map::new();
+    container.insert("image".into(), image.reference().into());
     if network {
-        text.push_str("  network: true\n");
+        container.insert("network".into(), true.into());
     }
-    text
+    if !mounts.is_empty() {
+        let list = mounts
+            .iter()
+            .map(|m| serde_json::json!({"type": "bind", "src": m.src, "dst": m.dst, "rw": m.rw}))
+            .collect();
+        container.insert("mounts".into(), serde_json::Value::Array(list));
+    }
+    crate::yaml::emit(&serde_json::json!({ "container": container }))
 }
 
 #[cfg(test)]
@@ -218,8 +232,19 @@ mod tests {
     fn annotation_is_what_kustomize_parses() {
         let p = verify_container("fn", Some(HEX), false, None).unwrap();
         assert_eq!(
-            function_annotation(&p, true),
+            function_annotation(&p, true, &[]),
             format!("container:\n  image: docker.io/library/fn@sha256:{HEX}\n  network: true\n")
+        );
+        let mount = crate::config::Mount {
+            src: "data".into(),
+            dst: "/data".into(),
+            rw: false,
+        };
+        assert_eq!(
+            function_annotation(&p, false, &[mount]),
+            format!(
+                "container:\n  image: docker.io/library/fn@sha256:{HEX}\n  mounts:\n  - type: bind\n    src: data\n    dst: /data\n    rw: false\n"
+            )
         );
     }
 }

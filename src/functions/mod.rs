@@ -3,6 +3,7 @@
 //!
 //! - `prepare`: verify an item's runtime and decide what it becomes, per the `functions`
 //!   settings: pinned (the annotation kustomize and kpt run natively), run now, or refused;
+//! - `explicit`: an item's own `runtime` (KEP-2906), which short-circuits the catalog;
 //! - `image`, `exec`, `starlark`: what each kind of runtime is and how it is verified (images
 //!   pinned by digest and, when asked, checked against their registry; binaries and scripts
 //!   hashed after download and cached);
@@ -13,6 +14,7 @@
 mod edit;
 mod error;
 pub mod exec;
+mod explicit;
 pub mod image;
 pub mod lock;
 mod lock_git;
@@ -23,6 +25,7 @@ pub mod starlark;
 use crate::catalog::kep::Runtime;
 pub use edit::Locked;
 pub use error::{EditProof, RegistryCheck, RuntimeError};
+pub use explicit::prepare_explicit;
 pub use image::{PinnedImage, check_registry, verify_container};
 pub use prepare::{Step, prepare};
 pub use run::run_steps;

@@ -11,7 +11,7 @@ use super::run::Program;
 use super::{RegistryCheck, describe, exec, image, starlark};
 use crate::catalog::Origin;
 use crate::catalog::kep::Runtime;
-use crate::config::{Mode, Settings};
+use crate::config::{Mode, Mount, Settings};
 use crate::remote::Remote;
 use crate::resource_list;
 use crate::results::{KrmResult, Results};
@@ -50,7 +50,7 @@ fn exec_root(origin: &Origin, cwd: &Path) -> Option<PathBuf> {
 
 /// `file` relative to the package directory `cwd`, `/`-separated, when it is inside it (links
 /// resolved on both sides).
-fn package_path(file: &Path, cwd: &Path) -> Option<String> {
+pub(super) fn package_path(file: &Path, cwd: &Path) -> Option<String> {
     let file = fs_err::canonicalize(file).ok()?;
     let cwd = fs_err::canonicalize(cwd).ok()?;
     let relative = file.strip_prefix(&cwd).ok()?;
@@ -189,6 +189,16 @@ pub fn prepare(
                     ),
                 );
             }
+            // The same rule pins and runs (issue 22): a runtime that requires storage gets the
+            // mounts the config lists, and without one it is refused.
+            if *require_storage_mount && f.mounts.is_empty() {
+                return fail(results, mount_refused(image));
+            }
+            let mounts: &[Mount] = if *require_storage_mount {
+                &f.mounts
+            } else {
+                &[]
+            };
             let pinned =
                 match image::verify_container(image, sha256.as_deref(), f.allow_unpinned, None) {
                     Ok(p) => p,
@@ -219,21 +229,12 @@ pub fn prepare(
             }
             match f.mode {
                 Mode::Pin => {
-                    if *require_storage_mount {
-                        // The annotation cannot carry a mount we could choose: whoever runs
-                        // the pinned function must give it one.
-                        results.push(
-                            KrmResult::warning(format!(
-                                "{image} requires a storage mount, which the pinned annotation does not carry; give it one where it runs (`kustomize build --enable-alpha-plugins --mount type=bind,src=DIR,dst=DIR`, `kpt fn eval --mount ...`)"
-                            ))
-                            .about(item)
-                            .at("kind")
-                            .tag("runtime", describe(runtime)),
-                        );
-                    }
                     let mut pinned_item = item.clone();
-                    let annotation =
-                        image::function_annotation(&pinned, *require_network && f.allow_network);
+                    let annotation = image::function_annotation(
+                        &pinned,
+                        *require_network && f.allow_network,
+                        mounts,
+                    );
                     resource_list::set_annotation(
                         &mut pinned_item,
                         resource_list::FUNCTION,
@@ -242,18 +243,15 @@ pub fn prepare(
                     Step::Pinned(pinned_item)
                 }
                 Mode::Run => {
-                    if *require_storage_mount {
-                        return fail(
-                            results,
-                            format!(
-                                "{image} requires a storage mount, which run mode does not give; use functions.mode: pin"
-                            ),
-                        );
-                    }
+                    let mounts = match bind_sources(mounts, cwd) {
+                        Ok(mounts) => mounts,
+                        Err(message) => return fail(results, message),
+                    };
                     Step::Run(Program::Container {
                         engine: f.container_engine.clone(),
                         image: pinned.reference(),
                         network: *require_network && f.allow_network,
+                        mounts,
                     })
                 }
             }
@@ -299,6 +297,34 @@ pub fn prepare(
             }
         }
     }
+}
+
+/// Why a runtime that requires a storage mount is refused, in pin and run mode alike.
+pub(super) fn mount_refused(image: &str) -> String {
+    format!(
+        "{image} requires a storage mount; allow it by giving one: functions.mounts: [{{type: bind, src: DIR, dst: PATH}}] (ConfigMap key mounts: type=bind,src=DIR,dst=PATH, as kpt's --mount), DIR a directory of the package, read-only unless rw: true"
+    )
+}
+
+/// The mounts of a run: each source a directory inside the package `cwd` (links resolved),
+/// as kustomize allows only directories of the kustomization.
+fn bind_sources(mounts: &[Mount], cwd: &Path) -> Result<Vec<(PathBuf, String, bool)>, String> {
+    mounts
+        .iter()
+        .map(|m| {
+            let path = cwd.join(&m.src);
+            let inside = package_path(&path, cwd).is_some() && path.is_dir();
+            if !inside {
+                return Err(format!(
+                    "functions.mounts: src \"{}\" is not a directory inside the package {}",
+                    m.src,
+                    cwd.display()
+                ));
+            }
+            let abs = fs_err::canonicalize(&path).map_err(|e| e.to_string())?;
+            Ok((abs, m.dst.clone(), m.rw))
+        })
+        .collect()
 }
 
 /// The message of a failed `functions.verifyTags` check: a moved tag as it is; a registry

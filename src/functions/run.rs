@@ -1,7 +1,8 @@
 //! Run mode (SPEC §7.3): a verified runtime runs now as a step over the current items. Exec
 //! binaries run with no shell, a minimal environment, a defined working directory and a
 //! timeout; containers run through docker or podman the way kpt runs them (`--network none`
-//! unless required and allowed, `--user nobody`, no new privileges, no mounts).
+//! unless required and allowed, `--user nobody`, no new privileges, no mounts but the
+//! read-only-by-default bind mounts of `functions.mounts` for a runtime that requires one).
 
 use std::io::{Read, Write as _};
 use std::path::PathBuf;
@@ -35,6 +36,9 @@ pub enum Program {
         image: String,
         /// Give it the host network (only when required and allowed).
         network: bool,
+        /// Bind mounts (only for a runtime that requires storage, from `functions.mounts`):
+        /// the directory on this machine, where the container sees it, writable.
+        mounts: Vec<(PathBuf, String, bool)>,
     },
     /// A verified Starlark script, run by `krm-catalog-starlark` ([`super::starlark`]).
     Starlark {
@@ -91,6 +95,7 @@ impl Program {
                 engine,
                 image,
                 network,
+                mounts,
             } => {
                 let mut cmd = Command::new(engine);
                 cmd.args([
@@ -101,10 +106,19 @@ impl Program {
                     if *network { "host" } else { "none" },
                 ])
                 .args(["--name", name])
-                .args(["--user", "nobody", "--security-opt=no-new-privileges"])
+                .args(["--user", "nobody", "--security-opt=no-new-privileges"]);
+                // As kustomize mounts them: read-only unless rw.
+                for (src, dst, rw) in mounts {
+                    let mut spec = std::ffi::OsString::from("type=bind,source=");
+                    spec.push(src);
+                    spec.push(format!(",target={dst}"));
+                    if !rw {
+                        spec.push(",readonly");
+                    }
+                    cmd.arg("--mount").arg(spec);
+                }
                 // The end of options: whatever the image reference is, it is not one.
-                .arg("--")
-                .arg(image);
+                cmd.arg("--").arg(image);
                 cmd
             }
         })

@@ -58,14 +58,22 @@ pub(super) fn admit<'a>(
         rejected: HashSet::new(),
     };
     for (i, (item, role)) in items.iter().zip(&classified.roles).enumerate() {
-        if !matches!(role, Role::Function(..) | Role::Expand(Some(_))) {
+        if !matches!(
+            role,
+            Role::Function(..) | Role::Expand(Some(_)) | Role::Explicit(_)
+        ) {
             continue;
         }
         let value = item.value();
         if let Some(warning) = catalog.deprecation(&gvk_of(&*value)) {
             results.push(KrmResult::warning(warning).about(&*value).at("apiVersion"));
         }
-        match admit_one(&value, catalog, settings, results) {
+        let admitted = if matches!(role, Role::Explicit(_)) {
+            admit_beside_runtime(&value, catalog, settings, results)
+        } else {
+            admit_one(&value, catalog, settings, results)
+        };
+        match admitted {
             Ok(Some(admitted)) if admitted != *value => {
                 admission.changed.insert(i, admitted);
             }
@@ -76,6 +84,32 @@ pub(super) fn admit<'a>(
         }
     }
     admission
+}
+
+/// An item with an explicit `runtime` (KEP-2906), admitted by its kind's schema without it:
+/// the field is the orchestrator's, not the config's, so the schema neither prunes nor
+/// rejects it, and it is put back where it was.
+fn admit_beside_runtime(
+    item: &Value,
+    catalog: &Catalog,
+    settings: &Settings,
+    results: &mut Results,
+) -> Result<Option<Value>, Rejected> {
+    let Value::Object(map) = item else {
+        return admit_one(item, catalog, settings, results);
+    };
+    let Some(at) = map.keys().position(|k| k == "runtime") else {
+        return admit_one(item, catalog, settings, results);
+    };
+    let mut without = map.clone();
+    let runtime = without.shift_remove("runtime").unwrap_or(Value::Null);
+    let admitted = admit_one(&Value::Object(without), catalog, settings, results)?;
+    Ok(admitted.map(|mut admitted| {
+        if let Value::Object(out) = &mut admitted {
+            out.shift_insert(at.min(out.len()), "runtime".to_owned(), runtime);
+        }
+        admitted
+    }))
 }
 
 /// An item its kind's schema rejected (the results say why).

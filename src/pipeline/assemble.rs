@@ -72,7 +72,7 @@ pub(super) fn assemble(
                 out.push(item);
                 ranges.push(range);
             }
-            Role::Function(..) => match verified.remove(&i) {
+            Role::Function(..) | Role::Explicit(_) => match verified.remove(&i) {
                 Some(Verified {
                     step: Step::Pinned(pinned),
                     ..

@@ -8,7 +8,7 @@ use super::input::{
     gvk_of, hydrate, is_inline_catalog_item, is_kubernetes_group, is_service_set_gvk,
 };
 use super::output::GENERATED_FROM;
-use crate::catalog::kep::Runtime;
+use crate::catalog::kep::{self, Explicit, Runtime};
 use crate::catalog::{Catalog, Kind, Service};
 use crate::config::{self, ConfigKind, FunctionConfig};
 use crate::gvk::Gvk;
@@ -29,6 +29,9 @@ pub(super) enum Role {
     /// Backed by a container or exec runtime, from the bundle with this index. Boxed: a role
     /// is kept per item, and the runtime would make every role (pass-through too) twice as big.
     Function(Box<Runtime>, usize),
+    /// A function config item of a catalog kind with its own `runtime` field (KEP-2906: an
+    /// explicit runtime short-circuits the catalog for that item).
+    Explicit(Box<Explicit>),
 }
 
 /// Every item's role, in input order.
@@ -51,7 +54,7 @@ pub(super) fn classify(
 ) -> Classified {
     // The claimed group each unclaimed group is a near miss of, looked up once per group.
     let mut near = HashMap::new();
-    let roles: Vec<Role> = items
+    let mut roles: Vec<Role> = items
         .iter()
         .map(|item| role_of(item, catalog, fc, config_identity, &mut near, results))
         .collect();
@@ -61,6 +64,9 @@ pub(super) fn classify(
             Role::Source | Role::Expand(_) | Role::Function(..)
         )
     });
+    for (item, role) in items.iter().zip(roles.iter_mut()) {
+        explicit_runtime(item, role, config_identity, results);
+    }
     // Only the identities someone asks about (the sources of generated items, the function
     // config): a set of every item's identity would cost memory per item for nothing.
     let asked: HashSet<&str> = roles
@@ -145,6 +151,42 @@ fn role_of(
         results.push(result.about(item).at("apiVersion"));
     }
     Role::PassThrough
+}
+
+/// KEP-2906 "Determining the Function to Execute": a function config item (of a function or
+/// service kind of a catalog; only those are read in full) with a top-level `runtime` field is
+/// run or pinned by that runtime, not the catalog's. A `runtime` that does not read is an
+/// error, and the item is left as it is.
+fn explicit_runtime(
+    item: &Item,
+    role: &mut Role,
+    config_identity: Option<&str>,
+    results: &mut Results,
+) {
+    if !matches!(role, Role::Function(..) | Role::Expand(Some(_)))
+        || config_identity.is_some_and(|c| resource_list::has_identity(item, c))
+    {
+        return;
+    }
+    let Item::Whole(value) = item else {
+        return;
+    };
+    let Some(runtime) = value.get("runtime") else {
+        return;
+    };
+    *role = match kep::parse_explicit(runtime, &crate::diagnostics::FieldPath::parse("runtime")) {
+        Ok(explicit) => Role::Explicit(Box::new(explicit)),
+        Err(problems) => {
+            for p in problems {
+                results.push(
+                    KrmResult::error(format!("explicit runtime: {}", p.message))
+                        .about(&**value)
+                        .at(p.path.to_string()),
+                );
+            }
+            Role::PassThrough
+        }
+    };
 }
 
 /// `"a"`, `"a" or "b"`: the apiVersions a "did you mean" offers.

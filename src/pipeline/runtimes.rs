@@ -43,9 +43,9 @@ pub(super) fn verify(
         .zip(&admission.classified.roles)
         .enumerate()
         .filter_map(|(i, (item, role))| {
-            let Role::Function(runtime, bundle) = role else {
+            if !matches!(role, Role::Function(..) | Role::Explicit(_)) {
                 return None;
-            };
+            }
             if admission.rejected(i) {
                 return Some((
                     i,
@@ -57,19 +57,32 @@ pub(super) fn verify(
             }
             let value = item.value();
             let admitted = admission.changed(i).cloned();
-            let step = functions::prepare(
-                admitted.as_ref().unwrap_or(&value),
-                runtime,
-                // Unknown provenance gets the strictest treatment (inline).
-                catalog
-                    .bundles
-                    .get(*bundle)
-                    .map_or(&Origin::Inline, |b| &b.origin),
-                settings,
-                remote.get(),
-                &ctx.cwd,
-                &mut results,
-            );
+            let item = admitted.as_ref().unwrap_or(&value);
+            let step = match role {
+                Role::Function(runtime, bundle) => functions::prepare(
+                    item,
+                    runtime,
+                    // Unknown provenance gets the strictest treatment (inline).
+                    catalog
+                        .bundles
+                        .get(*bundle)
+                        .map_or(&Origin::Inline, |b| &b.origin),
+                    settings,
+                    remote.get(),
+                    &ctx.cwd,
+                    &mut results,
+                ),
+                // The item's own runtime (KEP-2906): the catalog's is not used.
+                Role::Explicit(explicit) => functions::prepare_explicit(
+                    item,
+                    explicit,
+                    settings,
+                    remote.get(),
+                    &ctx.cwd,
+                    &mut results,
+                ),
+                _ => return None,
+            };
             Some((i, Verified { step, admitted }))
         })
         .collect();

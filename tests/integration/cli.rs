@@ -458,9 +458,10 @@ fn issue8_p1_kep_catalogs_resolve_and_unpinned_runtimes_are_warnings_with_allow_
                 kind.to_lowercase()
             );
         }
+        // Story 7's JavaApplication requires storage: the mount allows it (issue 22).
         let list = |allow: bool| {
             format!(
-                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}functionConfig:\n  apiVersion: krm-catalog.dev/v1alpha1\n  kind: ResolveCatalog\n  metadata: {{name: kep}}\n  spec:\n    builtin: false\n    catalogs: [{{path: catalog.yaml}}]\n    functions: {{mode: pin, allowNetwork: true, allowUnpinned: {allow}}}\n"
+                "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}functionConfig:\n  apiVersion: krm-catalog.dev/v1alpha1\n  kind: ResolveCatalog\n  metadata: {{name: kep}}\n  spec:\n    builtin: false\n    catalogs: [{{path: catalog.yaml}}]\n    functions: {{mode: pin, allowNetwork: true, mounts: [{{src: ., dst: /data}}], allowUnpinned: {allow}}}\n"
             )
         };
         let case = TestContext::new().in_dir(&dir);

@@ -24,6 +24,7 @@ mod limits;
 mod orchestrators;
 mod patches;
 mod remote;
+mod runtime_field;
 mod runtime_sources;
 mod runtimes;
 mod servers;

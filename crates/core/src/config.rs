@@ -12,6 +12,9 @@ use crate::strict::{Problem, Reader};
 mod configmap;
 use configmap::read_configmap;
 
+mod mounts;
+pub use mounts::Mount;
+
 mod trust;
 use trust::read_trusted;
 pub use trust::{KeySource, KeylessSource, TrustKey, read_keyless};
@@ -51,6 +54,7 @@ pub const CONFIGMAP_KEYS: &[&str] = &[
     "allow-exec",
     "allow-inline-exec",
     "allow-network",
+    "mounts",
     "container-engine",
     "verify-tags",
     "allow-unpinned",
@@ -92,6 +96,9 @@ pub struct Functions {
     pub allow_inline_exec: bool,
     /// Allow runtimes that require the network to have it.
     pub allow_network: bool,
+    /// The mounts runtimes that require a storage mount get (`mounts`, kpt's `--mount`):
+    /// none, and such runtimes are refused.
+    pub mounts: Vec<Mount>,
     /// docker | podman.
     pub container_engine: String,
     /// Check tag/digest agreement against the registry in function mode.
@@ -107,6 +114,7 @@ impl Default for Functions {
             allow_exec: false,
             allow_inline_exec: false,
             allow_network: false,
+            mounts: Vec::new(),
             container_engine: "docker".into(),
             verify_tags: false,
             allow_unpinned: false,
@@ -535,6 +543,7 @@ fn read_functions(value: &Value, path: &FieldPath, problems: &mut Vec<Problem>) 
         "allowExec",
         "allowInlineExec",
         "allowNetwork",
+        "mounts",
         "containerEngine",
         "verifyTags",
         "allowUnpinned",
@@ -550,6 +559,10 @@ fn read_functions(value: &Value, path: &FieldPath, problems: &mut Vec<Problem>) 
     }
     if let Some(b) = r.boolean("allowNetwork") {
         f.allow_network = b;
+    }
+    if let Some(list) = r.get("mounts") {
+        let field = r.field_path("mounts");
+        f.mounts = mounts::read_list(list, &field, r.problems());
     }
     if let Some(e) = r.one_of("containerEngine", &["docker", "podman"]) {
         f.container_engine = e;
@@ -623,6 +636,7 @@ pub fn json_schema() -> Value {
                             "allowExec": {"type": "boolean", "default": false},
                             "allowInlineExec": {"type": "boolean", "default": false, "description": "Also run exec runtimes named by inline catalogs (items of the input), whose binaries the package contents choose."},
                             "allowNetwork": {"type": "boolean", "default": false},
+                            "mounts": {"type": "array", "description": "Bind mounts for runtimes that declare requireStorageMount, which are refused without one (in pin and run mode): {type: bind, src, dst, rw} or kpt's --mount string type=bind,src=DIR,dst=PATH[,rw=true]; src is a directory of the package, relative to it; read-only unless rw: true.", "items": {"x-kubernetes-preserve-unknown-fields": true}},
                             "containerEngine": {"type": "string", "enum": ["docker", "podman"], "default": "docker"},
                             "verifyTags": {"type": "boolean", "default": false},
                             "allowUnpinned": {"type": "boolean", "default": false},

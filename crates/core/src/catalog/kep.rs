@@ -461,6 +461,80 @@ fn parse_runtime(rt: &Value, path: &FieldPath, problems: &mut Vec<Problem>) -> O
     parse_one_runtime(kinds[0], rt, path, problems)
 }
 
+/// The KEP's `runtime` field on a function config item ("Determining the Function to
+/// Execute"): an explicit runtime that short-circuits the catalog for that item, in the shapes
+/// of kustomize's function annotation (`container.image`, `exec.path`, `starlark.path`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Explicit {
+    /// `container` (as a catalog writes it: `image`, `sha256`, `requireNetwork`,
+    /// `requireStorageMount`, `publicKey`, `keyless`) or `starlark` (`path`, or `url` and
+    /// `sha256`).
+    Runtime(Runtime),
+    /// `exec.path`: a binary of the package, as kustomize's annotation names one.
+    ExecPath(String),
+}
+
+/// Read an item's explicit `runtime` (at `path`, `runtime`): exactly one of `container`,
+/// `exec` (`{path}`) or `starlark`. Returns every problem.
+pub fn parse_explicit(rt: &Value, path: &FieldPath) -> Result<Explicit, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let mut r = Reader::new(rt, path, &mut problems);
+    r.deny_unknown(&["container", "exec", "starlark"]);
+    drop(r);
+    if !problems.is_empty() || !rt.is_object() {
+        if problems.is_empty() {
+            problems.push(Problem::new(
+                path,
+                "must be an object with one of container, exec, starlark",
+            ));
+        }
+        return Err(problems);
+    }
+    let kinds: Vec<&str> = ["container", "exec", "starlark"]
+        .into_iter()
+        .filter(|k| rt.get(k).is_some())
+        .collect();
+    let explicit = match kinds.as_slice() {
+        ["exec"] => {
+            let e = rt.get("exec").cloned().unwrap_or(Value::Null);
+            let epath = path.key("exec");
+            if e.get("platforms").or_else(|| e.get("platform")).is_some() {
+                problems.push(Problem::new(
+                    &epath,
+                    "an item's own exec runtime names a binary of the package by path (exec.path, as kustomize's annotation); platforms with uri and sha256 belong in a catalog",
+                ));
+                return Err(problems);
+            }
+            let mut r = Reader::new(&e, &epath, &mut problems);
+            r.deny_unknown(&["path"]);
+            let bin = r.string("path");
+            drop(r);
+            match bin {
+                Some(bin) if !bin.trim().is_empty() => Some(Explicit::ExecPath(bin)),
+                _ => {
+                    problems.push(Problem::new(
+                        epath.key("path"),
+                        "missing path (a binary of the package, as kustomize's exec.path)",
+                    ));
+                    None
+                }
+            }
+        }
+        [one] => parse_one_runtime(one, rt, path, &mut problems).map(Explicit::Runtime),
+        _ => {
+            problems.push(Problem::new(
+                path,
+                "must set exactly one of container, exec, starlark",
+            ));
+            None
+        }
+    };
+    match explicit {
+        Some(explicit) if problems.is_empty() => Ok(explicit),
+        _ => Err(problems),
+    }
+}
+
 fn parse_one_runtime(
     kind: &str,
     rt: &Value,

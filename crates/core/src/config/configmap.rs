@@ -117,6 +117,7 @@ pub(super) fn read_configmap(config: &Value, problems: &mut Vec<Problem>) -> Set
             "allow-network" => {
                 s.functions.allow_network = parse_bool(text, &path, problems).unwrap_or(false);
             }
+            "mounts" => s.functions.mounts = super::mounts::read_flags(text, &path, problems),
             "verify-tags" => {
                 s.functions.verify_tags = parse_bool(text, &path, problems).unwrap_or(false);
             }
