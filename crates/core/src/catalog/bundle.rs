@@ -276,28 +276,7 @@ impl Bundle {
     /// Build the inline catalog from input items (index, item) that are kubara documents.
     pub fn from_items(items: &[(usize, &Value)]) -> Bundle {
         let mut loader = Loader::new(Origin::Inline);
-        // The digest is of what the documents say, in an order of their own: not of where the
-        // orchestrator put them or what it and the function annotate (file, index,
-        // local-config), which change from one render to the next (SPEC §6.4: a second render
-        // is a fixed point).
-        let mut digested: Vec<(String, Vec<u8>)> = items
-            .iter()
-            .map(|(_, item)| {
-                let mut item = (*item).clone();
-                strip_orchestrator_annotations(&mut item);
-                let id = ["apiVersion", "kind"]
-                    .iter()
-                    .map(|k| item.get(*k).and_then(Value::as_str).unwrap_or_default())
-                    .chain([item
-                        .pointer("/metadata/name")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default()])
-                    .collect::<Vec<_>>()
-                    .join("/");
-                (id, serde_json::to_vec(&item).unwrap_or_default())
-            })
-            .collect();
-        digested.sort();
+        let digested = super::inline::documents_to_digest(items);
         for (id, text) in &digested {
             loader.digest_file(id, text);
         }
@@ -305,34 +284,6 @@ impl Bundle {
             loader.read_document(None, Some(*index), item);
         }
         loader.finish()
-    }
-}
-
-/// Take out the annotations orchestrators and functions keep on items (`config.kubernetes.io/`,
-/// `internal.config.kubernetes.io/`, `config.k8s.io/`, `kustomize.config.k8s.io/`), and
-/// `metadata.annotations` itself when nothing else is left.
-fn strip_orchestrator_annotations(item: &mut Value) {
-    let Some(metadata) = item.get_mut("metadata").and_then(Value::as_object_mut) else {
-        return;
-    };
-    let Some(annotations) = metadata
-        .get_mut("annotations")
-        .and_then(Value::as_object_mut)
-    else {
-        return;
-    };
-    annotations.retain(|key, _| {
-        ![
-            "config.kubernetes.io/",
-            "internal.config.kubernetes.io/",
-            "config.k8s.io/",
-            "kustomize.config.k8s.io/",
-        ]
-        .iter()
-        .any(|prefix| key.starts_with(prefix))
-    });
-    if annotations.is_empty() {
-        metadata.remove("annotations");
     }
 }
 
@@ -840,37 +791,6 @@ fn read_tree(source: &str, root: &Path) -> (Vec<(String, Vec<u8>)>, Vec<CatalogE
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Issue 22 (noticed at stop 28): an inline catalog's digest is a fixed point across
-    /// renders: the orchestrator's file and index annotations, the local-config mark the first
-    /// render adds and the order of the files do not change it; what the documents say does.
-    #[test]
-    fn issue16_inline_catalog_digest_ignores_orchestrator_annotations_and_order() {
-        let def = |name: &str, annotations: serde_json::Value| {
-            serde_json::json!({"apiVersion": "kubara.io/v1alpha1", "kind": "ServiceDefinition",
-                "metadata": {"name": name, "annotations": annotations},
-                "spec": {"chartPath": name, "status": "enabled"}})
-        };
-        let a = def(
-            "a",
-            serde_json::json!({"internal.config.kubernetes.io/index": "0"}),
-        );
-        let b = def(
-            "b",
-            serde_json::json!({"config.kubernetes.io/path": "b.yaml"}),
-        );
-        let first = Bundle::from_items(&[(0, &a), (1, &b)]);
-        let a2 = def(
-            "a",
-            serde_json::json!({"config.kubernetes.io/local-config": "true",
-            "internal.config.kubernetes.io/index": "3"}),
-        );
-        let second = Bundle::from_items(&[(4, &b), (7, &a2)]);
-        assert_eq!(first.digest, second.digest);
-        let owned = def("a", serde_json::json!({"team": "x"}));
-        let third = Bundle::from_items(&[(0, &owned), (1, &b)]);
-        assert_ne!(first.digest, third.digest);
-    }
 
     #[test]
     fn strict_semver() {

@@ -8,6 +8,7 @@
 mod bundle;
 mod charts;
 mod depends;
+mod inline;
 pub mod kep;
 mod merge;
 pub mod requires;
