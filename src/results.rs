@@ -177,8 +177,14 @@ impl KrmResult {
         problem: &(impl Diagnostic + ?Sized),
         item: Option<&T>,
     ) -> Self {
-        let mut r =
-            Self::new(problem.severity(), problem.message()).at(problem.field_path().to_string());
+        // A problem the apiserver reports at no field (`<nil>`) has none here either.
+        let path = problem.field_path();
+        let field = if path.is_nil() {
+            String::new()
+        } else {
+            path.to_string()
+        };
+        let mut r = Self::new(problem.severity(), problem.message()).at(field);
         if let Some(item) = item {
             r = r.about(item);
         }
@@ -420,5 +426,28 @@ mod tests {
         let sorted: Vec<String> = rs.sorted().into_iter().map(|r| r.message).collect();
         assert_eq!(sorted, ["a", "b", "w"]);
         assert!(rs.has_errors());
+    }
+
+    /// Issue 22: a problem the apiserver reports at no field (`<nil>`) is a result without
+    /// `field` (kpt reads `field.path` as a path), its message unchanged.
+    #[test]
+    fn issue16_a_problem_at_no_field_is_a_result_without_one() {
+        let item =
+            json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize", "metadata": {"name": "r"}});
+        let problem = crate::strict::Problem::new(
+            FieldPath::parse("spec.size").nil(),
+            "Invalid value: \"\": \"spec.size\" must validate at least one schema (anyOf)",
+        );
+        assert_eq!(
+            problem.to_string(),
+            "<nil>: Invalid value: \"\": \"spec.size\" must validate at least one schema (anyOf)"
+        );
+        let r = KrmResult::of(&problem, Some(&item));
+        assert_eq!(r.field, None);
+        assert_eq!(
+            r.to_string(),
+            "[error] fn.acme.dev/v1/Resize/r: Invalid value: \"\": \"spec.size\" must validate at least one schema (anyOf)"
+        );
+        assert!(r.to_value().get("field").is_none());
     }
 }

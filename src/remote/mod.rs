@@ -60,7 +60,8 @@ pub fn is_trusted(reference: &str, trusted: &[String]) -> bool {
 /// `https://`, `http://` and `git://` must match an entry as URLs do ([`is_trusted`]), entries
 /// written with or without `git::`.
 pub fn is_trusted_git(url: &str, trusted: &[String]) -> bool {
-    if url.starts_with("file://") {
+    // The rule `catalog view` applies too (`CatalogRef::trust_entry`).
+    if crate::catalog_ref::is_local_git_url(url) {
         return true;
     }
     let Ok(parsed) = check_url_path(url) else {

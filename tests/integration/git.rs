@@ -1367,3 +1367,58 @@ fn issue15_m3_git_cache_is_a_faithful_copy() {
         stdout(&online)
     );
 }
+
+/// Issue 22: `catalog view` and a run apply one trust rule to `file://` Git sources
+/// (`catalog_ref::is_local_git_url`): a run loads one without a `trustedCatalogs` entry, so the
+/// view calls it local and trusted (it said a run needs `trustedCatalogs: ["git::file://…"]`),
+/// and what a run refuses the view refuses with the same message.
+#[test]
+fn issue16_catalog_view_and_a_run_agree_on_file_git_sources() {
+    let test = test_name!();
+    if !have("git", test) {
+        return;
+    }
+    let env = TestContext::new();
+    let base = env.mkdir("repos");
+    let commit = make_repo(&base);
+    let url = format!("file://{}", base.join("repo").display());
+    // Allowed: the run loads it with no trusted entry, and the view shows it as trusted.
+    let out = env.run(&[], &resource_list(&entry(&url, "ref: v1, "), &[], ""));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output(&out, &annotation(&url, &commit));
+    let source = format!("git::{url}//catalogs/team?ref=v1");
+    let out = env.run(&["catalog", "view", &source], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("Trust:     local source, trusted"),
+        "{}",
+        stdout(&out)
+    );
+    let out = env.run(&["catalog", "view", &source, "-o", "yaml"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("trustEntry: null"),
+        "{}",
+        stdout(&out)
+    );
+    // Refused: a ref the repository does not have, with the same message both ways.
+    let run = env.run(&[], &resource_list(&entry(&url, "ref: nope, "), &[], ""));
+    let view = env.run(
+        &[
+            "catalog",
+            "view",
+            &format!("git::{url}//catalogs/team?ref=nope"),
+        ],
+        "",
+    );
+    assert!(!run.status.success() && !view.status.success());
+    let message =
+        format!("{url} has no ref \"nope\" (looked for the tag, the branch and a full ref name)");
+    for out in [&run, &view] {
+        assert!(
+            stderr(out).contains(&message),
+            "{message:?} in {}",
+            stderr(out)
+        );
+    }
+}

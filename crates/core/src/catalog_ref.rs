@@ -112,6 +112,14 @@ pub struct GitRef {
     pub path: Option<String>,
 }
 
+/// Whether a Git repository URL names a local repository (`file://`): a local path, trusted
+/// like one, needing no `trustedCatalogs` entry. The one trust rule for `file://` Git sources
+/// that a run (`remote::is_trusted_git`) and `catalog view` ([`CatalogRef::trust_entry`])
+/// both apply (issue 22).
+pub fn is_local_git_url(url: &str) -> bool {
+    url.starts_with("file://")
+}
+
 /// Whether `s` is a full commit id: 40 (sha1) or 64 (sha256 repositories) lowercase hex.
 pub fn is_commit_id(s: &str) -> bool {
     (s.len() == 40 || s.len() == 64)
@@ -423,7 +431,8 @@ impl CatalogRef {
     /// The `trustedCatalogs` entry `catalog view` suggests: one that trusts the reference as
     /// given and the pinned form it recommends (`repo:tag@sha256:…` for OCI, which an entry
     /// with the tag would not match, so the repository alone; the URL without `#sha256=` for
-    /// HTTPS); `None` for a local path, which needs no trust.
+    /// HTTPS); `None` for a local source (a path, a `file://` Git repository:
+    /// [`is_local_git_url`]), which needs no trust.
     pub fn trust_entry(&self) -> Option<String> {
         match self {
             Self::Url { url, .. } => Some(url.clone()),
@@ -435,6 +444,7 @@ impl CatalogRef {
                 };
                 Some(format!("oci://{repository}"))
             }
+            Self::Git(g) if is_local_git_url(&g.url) => None,
             Self::Git(g) => Some(g.display_url()),
             Self::Path(_) => None,
         }

@@ -75,14 +75,50 @@ impl PathSegment {
 ///
 /// Paths order as their renderings do (then by segments), so sorted findings read in the order
 /// a reader expects.
+///
+/// A path may also be *nil*: a finding the apiserver reports with no field, which apimachinery
+/// prints as `<nil>` (a nil `*field.Path`): kube-openapi's composite errors (`anyOf`, `oneOf`,
+/// `allOf`, `not`), which name their field inside the message, and the error that says CEL
+/// rules were not checked. A nil path still knows the field it is about (its segments, empty for
+/// the root), so joining it under a base extends that field and keeps it nil, and messages can
+/// name it; it renders as `<nil>`, orders right after the field it is about, and a KRM result
+/// made of it has no field. [`FieldPath::nil`] is the one way to make one.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub struct FieldPath(Vec<PathSegment>);
+pub struct FieldPath {
+    segments: Vec<PathSegment>,
+    /// Reported with no field (`<nil>`).
+    nil: bool,
+}
 
 impl FieldPath {
     /// The root (renders as the empty string).
     #[must_use]
     pub fn root() -> Self {
         Self::default()
+    }
+
+    /// This field, reported with no field path (renders as `<nil>`; see [`FieldPath`]).
+    #[must_use]
+    pub fn nil(&self) -> Self {
+        Self {
+            segments: self.segments.clone(),
+            nil: true,
+        }
+    }
+
+    /// Whether the apiserver reports this path as no path (`<nil>`).
+    #[must_use]
+    pub fn is_nil(&self) -> bool {
+        self.nil
+    }
+
+    /// The field this path is about, nil or not (the path itself when it is not nil).
+    #[must_use]
+    pub fn field(&self) -> Self {
+        Self {
+            segments: self.segments.clone(),
+            nil: false,
+        }
     }
 
     /// This path with `key` appended.
@@ -98,7 +134,8 @@ impl FieldPath {
     #[must_use]
     pub fn map_key(&self, key: impl AsRef<str>) -> Self {
         let mut p = self.clone();
-        p.0.push(PathSegment::MapKey(key.as_ref().to_owned()));
+        p.segments
+            .push(PathSegment::MapKey(key.as_ref().to_owned()));
         p
     }
 
@@ -110,45 +147,46 @@ impl FieldPath {
         p
     }
 
-    /// This path with every segment of `rest` appended.
+    /// This path with every segment of `rest` appended; nil when either is.
     #[must_use]
     pub fn join(&self, rest: &FieldPath) -> Self {
         let mut p = self.clone();
-        p.0.extend(rest.0.iter().cloned());
+        p.segments.extend(rest.segments.iter().cloned());
+        p.nil |= rest.nil;
         p
     }
 
     /// Append a key in place (for walkers that push and pop).
     pub fn push_key(&mut self, key: impl Into<String>) {
-        self.0.push(PathSegment::Key(key.into()));
+        self.segments.push(PathSegment::Key(key.into()));
     }
 
     /// Append an index in place.
     pub fn push_index(&mut self, i: usize) {
-        self.0.push(PathSegment::Index(i));
+        self.segments.push(PathSegment::Index(i));
     }
 
     /// Remove the last segment.
     pub fn pop(&mut self) -> Option<PathSegment> {
-        self.0.pop()
+        self.segments.pop()
     }
 
     /// The segments, root first.
     #[must_use]
     pub fn segments(&self) -> &[PathSegment] {
-        &self.0
+        &self.segments
     }
 
     /// Whether `prefix` is this path or one of its ancestors.
     #[must_use]
     pub fn starts_with(&self, prefix: &FieldPath) -> bool {
-        self.0.starts_with(&prefix.0)
+        self.segments.starts_with(&prefix.segments)
     }
 
-    /// Whether this is the root.
+    /// Whether this is the root (and not nil: a nil path is never empty, it renders `<nil>`).
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.segments.is_empty() && !self.nil
     }
 
     /// Whether `key` renders after a dot (`a.b`) rather than in brackets (`a[b.c]`).
@@ -182,13 +220,14 @@ impl FieldPath {
                 rest = &body[end..];
             }
         }
-        Self(segments)
+        Self::from(segments)
     }
 }
 
-impl fmt::Display for FieldPath {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, seg) in self.0.iter().enumerate() {
+impl FieldPath {
+    /// The rendering of the field (of a nil path too), see [`FieldPath`].
+    fn write_field(&self, f: &mut impl fmt::Write) -> fmt::Result {
+        for (i, seg) in self.segments.iter().enumerate() {
             match seg {
                 PathSegment::Index(n) => write!(f, "[{n}]")?,
                 PathSegment::Key(k) if Self::is_identifier(k) => {
@@ -202,13 +241,32 @@ impl fmt::Display for FieldPath {
         }
         Ok(())
     }
+
+    /// [`FieldPath::write_field`] into a string.
+    fn field_text(&self) -> String {
+        let mut s = String::new();
+        let _ = self.write_field(&mut s);
+        s
+    }
+}
+
+impl fmt::Display for FieldPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.nil {
+            f.write_str("<nil>")
+        } else {
+            self.write_field(f)
+        }
+    }
 }
 
 impl Ord for FieldPath {
+    /// By the rendering of the field, then segments; a nil path right after its field's.
     fn cmp(&self, other: &Self) -> Ordering {
-        self.to_string()
-            .cmp(&other.to_string())
-            .then_with(|| self.0.cmp(&other.0))
+        self.field_text()
+            .cmp(&other.field_text())
+            .then_with(|| self.segments.cmp(&other.segments))
+            .then_with(|| self.nil.cmp(&other.nil))
     }
 }
 
@@ -233,7 +291,10 @@ impl From<&FieldPath> for FieldPath {
 
 impl From<Vec<PathSegment>> for FieldPath {
     fn from(segments: Vec<PathSegment>) -> Self {
-        Self(segments)
+        Self {
+            segments,
+            nil: false,
+        }
     }
 }
 
@@ -336,5 +397,40 @@ mod tests {
         paths.sort();
         let text: Vec<String> = paths.iter().map(ToString::to_string).collect();
         assert_eq!(text, ["x.a-b", "x.a.c", "x[1]"]);
+    }
+
+    /// Issue 22: the apiserver prints the field of some errors as `<nil>` (a nil
+    /// `*field.Path`); such a path still knows its field, stays nil under a base, is never the
+    /// empty root, and orders right after its field.
+    #[test]
+    fn issue16_nil_paths_render_as_the_apiserver_prints_them() {
+        let nil = FieldPath::parse("port").nil();
+        assert!(nil.is_nil());
+        assert!(!nil.is_empty());
+        assert_eq!(nil.to_string(), "<nil>");
+        assert_eq!(nil.field().to_string(), "port");
+        assert!(!nil.field().is_nil());
+        let full = FieldPath::parse("spec.config").join(&nil);
+        assert!(full.is_nil());
+        assert_eq!(full.field().to_string(), "spec.config.port");
+        assert_eq!(FieldPath::root().nil().to_string(), "<nil>");
+        assert!(!FieldPath::root().nil().is_empty());
+        assert_ne!(FieldPath::root().nil(), FieldPath::root());
+        let mut paths = [
+            FieldPath::parse("q"),
+            nil.clone(),
+            FieldPath::parse("port"),
+            FieldPath::parse("a"),
+        ];
+        paths.sort();
+        assert_eq!(
+            paths,
+            [
+                FieldPath::parse("a"),
+                FieldPath::parse("port"),
+                nil,
+                FieldPath::parse("q")
+            ]
+        );
     }
 }

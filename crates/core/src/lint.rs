@@ -375,8 +375,10 @@ fn default_config_problems(
     let enabled_by_default = service.definition.status == Status::Enabled;
     let mut out = Vec::new();
     for p in problems {
-        // Instance paths of a config value start at `config` already.
+        // Instance paths of a config value start at `config` already; an error the apiserver
+        // reports at no field (`<nil>`) names its field in the message.
         let at = match p.path.segments().first() {
+            _ if p.path.is_nil() => FieldPath::root(),
             Some(PathSegment::Key(k)) if k == "config" => p.path.clone(),
             _ => FieldPath::parse("config").join(&p.path),
         };

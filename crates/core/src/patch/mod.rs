@@ -68,7 +68,8 @@ pub enum PatchError {
         "{what} matches none of the objects service \"{service}\" generated ({generated}){hint}"
     )]
     NoMatch {
-        at: FieldPath,
+        /// Boxed: the largest variant otherwise.
+        at: Box<FieldPath>,
         what: String,
         service: String,
         generated: String,
@@ -113,8 +114,8 @@ impl PatchError {
     /// Where the patch was written.
     pub fn at(&self) -> &FieldPath {
         match self {
-            Self::NoMatch { at, .. }
-            | Self::Ambiguous { at, .. }
+            Self::NoMatch { at, .. } => at,
+            Self::Ambiguous { at, .. }
             | Self::Op { at, .. }
             | Self::Strategic { at, .. }
             | Self::Broken { at, .. } => at,
@@ -518,7 +519,7 @@ fn select(
             .map(|w| suggest::hint(&w, names.iter().copied()))
             .unwrap_or_default();
         return Err(PatchError::NoMatch {
-            at: patch.at.clone(),
+            at: Box::new(patch.at.clone()),
             what,
             service: service.to_owned(),
             generated: if generated.is_empty() {

@@ -8,8 +8,8 @@
 //!
 //! The files, bottom to top; a file imports only files listed before it (unit tests may also
 //! build fixtures through the public API below, see `testutil`):
-//! - `structural`: the model (`Structural`, `SchemaProblem`, `FieldError`);
 //! - `gofmt`: values as Go prints them (`%q`, `%v`), for the apiserver's messages;
+//! - `structural`: the model (`Structural`, `SchemaProblem`, `FieldError`; uses `gofmt`);
 //! - `goregex`: Go RE2 patterns on the `regex` crate;
 //! - `duration`, `email`: Go `time.ParseDuration` and `net/mail.ParseAddress`;
 //! - `formats`: the Kubernetes string formats (uses `duration`, `email`);
@@ -67,7 +67,8 @@ pub use validate::{CompileError, compile, has_blocking_error, validate_with};
 pub const DEPRECATED_KEYWORD: &str = "x-krm-catalog-deprecated";
 
 /// The field error the apiserver adds instead of evaluating CEL rules on an object with blocking
-/// errors (apiextensions-apiserver `pkg/registry/customresource/strategy.go` `hasBlockingErr`).
+/// errors (apiextensions-apiserver `pkg/registry/customresource/strategy.go` `hasBlockingErr`:
+/// `field.Invalid(nil, nil, …)`, at no field: `<nil>: Invalid value: null: some validation …`).
 pub const CEL_NOT_CHECKED: &str = "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation";
 
 /// A checked CRD-style config schema with its converted JSON Schema and compiled validator.
@@ -162,6 +163,22 @@ impl ConfigSchema {
         errors
     }
 
+    /// [`Self::validate`] for a whole object (a custom resource, a function config): the
+    /// apiserver validates one from a nil path (`strategy.go` passes `nil` to kube-openapi and
+    /// the CEL validator), so an error at the object's root is at no field, `<nil>` (a CEL rule
+    /// of the root: `<nil>: Invalid value: …`). The messages that name their field (`in body`)
+    /// keep the root's empty path.
+    #[must_use]
+    pub fn validate_object(&self, object: &Value) -> Vec<FieldError> {
+        let mut errors = self.validate(object);
+        for e in &mut errors {
+            if e.path.is_empty() && e.in_body.is_none() {
+                e.path = e.path.nil();
+            }
+        }
+        errors
+    }
+
     /// The CEL rules' errors on `instance`, for a caller that ran the OpenAPI validation itself
     /// (a service instance validates its config inside a larger schema): `blocked` says whether
     /// that found a blocking error, in which case one error says the rules were not checked.
@@ -169,7 +186,7 @@ impl ConfigSchema {
     pub fn validate_rules(&self, instance: &Value, blocked: bool) -> Vec<FieldError> {
         match &self.cel {
             None => Vec::new(),
-            Some(_) if blocked => vec![FieldError::new(FieldPath::root(), CEL_NOT_CHECKED)],
+            Some(_) if blocked => vec![FieldError::new(FieldPath::root().nil(), CEL_NOT_CHECKED)],
             Some(cel) => cel.validate(&self.structural, instance),
         }
     }
@@ -302,8 +319,48 @@ mod tests {
             shown(json!({"min": 3, "max": 2, "mode": "c"})),
             [
                 r#"mode: Unsupported value: "c": supported values: "a", "b""#,
-                CEL_NOT_CHECKED
+                format!("<nil>: {CEL_NOT_CHECKED}").as_str(),
             ]
+        );
+    }
+
+    /// Issue 22: the apiserver validates a custom resource from a nil path, so the errors at
+    /// its root (a rule on the whole object) and the rules not checked are at no field,
+    /// `<nil>`; a value's errors keep their field.
+    #[test]
+    fn issue16_a_whole_objects_root_errors_are_at_no_field() {
+        let c = parsed(&json!({"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {"min": {"type": "integer", "maximum": 10},
+                "mode": {"type": "string", "enum": ["a"]}}}},
+            "x-kubernetes-validations": [{"rule": "!has(self.spec) || !has(self.spec.min) || self.spec.min > 0", "message": "min must be positive"}]}));
+        let shown = |v: Value| -> Vec<String> {
+            c.validate_object(&v)
+                .iter()
+                .map(ToString::to_string)
+                .collect()
+        };
+        assert_eq!(
+            shown(json!({"spec": {"min": 11}})),
+            ["spec.min: Invalid value: 11: spec.min in body should be less than or equal to 10"]
+        );
+        assert_eq!(
+            shown(json!({"spec": {"min": -1}})),
+            ["<nil>: Invalid value: min must be positive"]
+        );
+        assert_eq!(
+            shown(json!({"spec": {"min": 0, "mode": "b"}})),
+            [
+                r#"spec.mode: Unsupported value: "b": supported values: "a""#,
+                format!("<nil>: {CEL_NOT_CHECKED}").as_str(),
+            ]
+        );
+        // The same rule on a value that is not a whole object (a service's config) is at its root.
+        assert_eq!(
+            c.validate(&json!({"spec": {"min": -1}}))
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            ["Invalid value: min must be positive"]
         );
     }
 }

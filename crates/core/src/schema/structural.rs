@@ -1,12 +1,13 @@
 //! The structural schema model: `Structural` (the port of apiextensions-apiserver
 //! `schema.Structural`), schema problems and field errors (located by [`FieldPath`]s).
 //!
-//! Imports nothing from the other schema files.
+//! Imports `gofmt`.
 
 use std::fmt;
 
 use serde_json::Value;
 
+use super::gofmt::go_quote;
 use crate::diagnostics::FieldPath;
 
 /// A JSON Schema (draft 7) keyword's value with `f` applied to each subschema it holds: a map
@@ -135,14 +136,17 @@ impl fmt::Display for SchemaProblem {
 /// A validation error at a path of the validated instance.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct FieldError {
-    /// Path relative to the validated instance.
+    /// Path relative to the validated instance; nil ([`FieldPath::nil`]) for the errors the
+    /// apiserver reports with no field (`<nil>: …`), still naming the field they are about.
     pub path: FieldPath,
     /// Kubernetes field-error style message.
     pub message: String,
-    /// Where the message names the field itself, as kube-openapi's messages do (`Invalid value:
-    /// -1: spec.replicas in body should be greater than or equal to 0`): the byte offset in
-    /// `message` where `<field> in body ` goes, filled in with the field's full path by
-    /// [`FieldError::message_at`] (the path here is relative to the validated instance).
+    /// Where the message names the field itself, as kube-openapi's messages do, filled in with
+    /// the field's full path by [`FieldError::message_at`] (the path here is relative to the
+    /// validated instance): the byte offset in `message` where `<field> in body ` goes
+    /// (`Invalid value: -1: spec.replicas in body should be greater than or equal to 0`), or,
+    /// for an error at a nil path, `"<field>" ` (a composite error: `Invalid value: "":
+    /// "spec.port" must validate at least one schema (anyOf)`, `""` at the root).
     pub in_body: Option<usize>,
 }
 
@@ -164,7 +168,9 @@ impl FieldError {
         match self.in_body {
             Some(at) if at <= self.message.len() && self.message.is_char_boundary(at) => {
                 let (head, tail) = self.message.split_at(at);
-                if full.is_empty() {
+                if full.is_nil() {
+                    format!("{head}{} {tail}", go_quote(&full.field().to_string()))
+                } else if full.is_empty() {
                     format!("{head}{tail}")
                 } else {
                     format!("{head}{full} in body {tail}")
@@ -213,6 +219,39 @@ mod tests {
         assert_eq!(
             FieldError::new(FieldPath::root(), "Required value").to_string(),
             "Required value"
+        );
+    }
+
+    /// The errors the apiserver reports with no field print `<nil>` for it (apimachinery's
+    /// nil `*field.Path`); a composite error names its field quoted in the message (issue 22).
+    #[test]
+    fn issue16_errors_at_a_nil_path_print_as_the_apiserver_prints_them() {
+        let head = "Invalid value: \"\": ";
+        let composite = FieldError {
+            path: FieldPath::parse("port").nil(),
+            message: format!("{head}must validate at least one schema (anyOf)"),
+            in_body: Some(head.len()),
+        };
+        assert_eq!(
+            composite.to_string(),
+            r#"<nil>: Invalid value: "": "port" must validate at least one schema (anyOf)"#
+        );
+        let full = FieldPath::parse("spec.config").join(&composite.path);
+        assert_eq!(
+            composite.message_at(&full),
+            r#"Invalid value: "": "spec.config.port" must validate at least one schema (anyOf)"#
+        );
+        let at_root = FieldError {
+            path: FieldPath::root().nil(),
+            ..composite
+        };
+        assert_eq!(
+            at_root.to_string(),
+            r#"<nil>: Invalid value: "": "" must validate at least one schema (anyOf)"#
+        );
+        assert_eq!(
+            FieldError::new(FieldPath::root().nil(), "Invalid value: null: m").to_string(),
+            "<nil>: Invalid value: null: m"
         );
     }
 }

@@ -130,11 +130,10 @@ pub fn validate_with(validator: &Validator, schema: &Value, instance: &Value) ->
         } else {
             ""
         };
-        out.push(FieldError {
-            path: instance_path(&pointer, instance),
-            message: format!("Invalid value: \"\": must validate all the schemas (allOf){none}"),
-            in_body: None,
-        });
+        out.push(composite(
+            &instance_path(&pointer, instance),
+            &format!("must validate all the schemas (allOf){none}"),
+        ));
     }
     out.sort();
     out.dedup();
@@ -222,7 +221,10 @@ fn map_error(
             let actual = go_quote(type_name(value));
             in_body(
                 actual.clone(),
-                format!("must be of type {}: {actual}", declared_types(declared, kind)),
+                format!(
+                    "must be of type {}: {actual}",
+                    declared_types(declared, kind)
+                ),
             )
         }
         ValidationErrorKind::Enum { options } => {
@@ -330,25 +332,34 @@ fn map_error(
         ValidationErrorKind::Pattern { pattern } => {
             in_body(go_value(value), format!("should match '{pattern}'"))
         }
-        // kube-openapi's composite errors name the field quoted, with no value.
-        ValidationErrorKind::AnyOf { .. } => (
-            "Invalid value: \"\": must validate at least one schema (anyOf)".to_owned(),
-            None,
-        ),
-        ValidationErrorKind::OneOfNotValid { .. } => (
-            "Invalid value: \"\": must validate one and only one schema (oneOf). Found none valid"
-                .to_owned(),
-            None,
-        ),
-        ValidationErrorKind::OneOfMultipleValid { .. } => (
-            "Invalid value: \"\": must validate one and only one schema (oneOf). Found more than one valid alternative"
-                .to_owned(),
-            None,
-        ),
-        ValidationErrorKind::Not { .. } => (
-            "Invalid value: \"\": must not validate the schema (not)".to_owned(),
-            None,
-        ),
+        // kube-openapi's composite errors (`schema_props.go`), reported at no field.
+        ValidationErrorKind::AnyOf { .. } => {
+            out.push(composite(
+                &path,
+                "must validate at least one schema (anyOf)",
+            ));
+            return;
+        }
+        ValidationErrorKind::OneOfNotValid { .. } => {
+            out.push(composite(
+                &path,
+                "must validate one and only one schema (oneOf). Found none valid",
+            ));
+            return;
+        }
+        ValidationErrorKind::OneOfMultipleValid { context } => {
+            // The branches that validated are those without errors.
+            let valid = context.iter().filter(|errors| errors.is_empty()).count();
+            out.push(composite(
+                &path,
+                &format!("must validate one and only one schema (oneOf). Found {valid} valid alternatives"),
+            ));
+            return;
+        }
+        ValidationErrorKind::Not { .. } => {
+            out.push(composite(&path, "must not validate the schema (not)"));
+            return;
+        }
         // `pattern` (the only custom keyword, Go's regexp): kube-openapi's message.
         ValidationErrorKind::Custom { message, .. } => in_body(go_value(value), message.clone()),
         ValidationErrorKind::Constant { expected_value } => in_body(
@@ -358,14 +369,33 @@ fn map_error(
         ValidationErrorKind::UniqueItems => {
             in_body("\"\"".to_owned(), "shouldn't contain duplicates".to_owned())
         }
-        ValidationErrorKind::FalseSchema => ("Forbidden: no value is allowed here".to_owned(), None),
-        _ => (format!("Invalid value: {}: {}", go_value(value), err.masked()), None),
+        ValidationErrorKind::FalseSchema => {
+            ("Forbidden: no value is allowed here".to_owned(), None)
+        }
+        _ => (
+            format!("Invalid value: {}: {}", go_value(value), err.masked()),
+            None,
+        ),
     };
     out.push(FieldError {
         path,
         message,
         in_body: at,
     });
+}
+
+/// A kube-openapi composite error (`anyOf`, `oneOf`, `allOf`, `not`; `schema_messages.go`) about
+/// the field at `path`: not a `*errors.Validation`, so apiextensions-apiserver's
+/// `kubeOpenAPIResultToFieldErrors` reports it at no field (`<nil>`) with the value `""`, the
+/// field named quoted in the message: `<nil>: Invalid value: "": "spec.port" must validate at
+/// least one schema (anyOf)`.
+fn composite(path: &FieldPath, detail: &str) -> FieldError {
+    let head = "Invalid value: \"\": ";
+    FieldError {
+        path: path.nil(),
+        message: format!("{head}{detail}"),
+        in_body: Some(head.len()),
+    }
 }
 
 /// kube-openapi's name for a value's type (`schemaInfoForType`).
@@ -676,10 +706,11 @@ mod tests {
         assert_eq!(
             errors(&schema, &json!({"a": 5, "o": 5, "n": "xy"})),
             [
-                // kube-openapi's composite errors carry no value (`field.Invalid(…, "", …)`).
-                r#"a: Invalid value: "": must validate at least one schema (anyOf)"#,
-                r#"n: Invalid value: "": must not validate the schema (not)"#,
-                r#"o: Invalid value: "": must validate one and only one schema (oneOf). Found more than one valid alternative"#,
+                // kube-openapi's composite errors carry no value (`field.Invalid(…, "", …)`)
+                // and no field: they name it in the message (issue 22).
+                r#"<nil>: Invalid value: "": "a" must validate at least one schema (anyOf)"#,
+                r#"<nil>: Invalid value: "": "n" must not validate the schema (not)"#,
+                r#"<nil>: Invalid value: "": "o" must validate one and only one schema (oneOf). Found 2 valid alternatives"#,
             ]
         );
         assert_eq!(
@@ -720,11 +751,12 @@ mod tests {
         assert_eq!(
             errors(&schema, &json!({"b": "1m", "l": ["ab", "xy"]})),
             [
-                r#"b: Invalid value: "": must validate all the schemas (allOf)"#,
+                // The composite error after its branches' errors, as kube-openapi adds it.
                 r#"b: Invalid value: "1m": b in body should match '^[1-9]+[0-9]*([EPTGMK]i|[EPTGMk])?$'"#,
-                r#"l[1]: Invalid value: "": must validate all the schemas (allOf). None validated"#,
+                r#"<nil>: Invalid value: "": "b" must validate all the schemas (allOf)"#,
                 r#"l[1]: Invalid value: "xy": l[1] in body should match '^a'"#,
                 r#"l[1]: Invalid value: "xy": l[1] in body should match 'b$'"#,
+                r#"<nil>: Invalid value: "": "l[1]" must validate all the schemas (allOf). None validated"#,
             ]
         );
         assert!(errors(&schema, &json!({"b": "10k", "l": ["ab"]})).is_empty());
@@ -780,6 +812,44 @@ mod issue16 {
                 "spec.config.ports: Too many: 2: must have at most 1 item",
                 "spec.config.replicas: Invalid value: -1: spec.config.replicas in body should be greater than or equal to 0",
             ]
+        );
+    }
+
+    /// Issue 22: kube-openapi's composite errors (`anyOf`, `oneOf`, `allOf`, `not`) are no
+    /// `*errors.Validation`, so the apiserver reports them at no field, `<nil>`, naming the
+    /// field in the message at its full path (`""` at the root), as apiextensions-apiserver's
+    /// `validation_test.go` shows (`<nil>: Invalid value: "": "field" must validate at least
+    /// one schema (anyOf)`).
+    #[test]
+    fn issue16_composite_errors_are_at_no_field_and_name_it_in_the_message() {
+        let schema = obj(json!({"field": {"type": "integer",
+            "anyOf": [{"minimum": 10}, {"maximum": 0}]}}));
+        let errors = parsed(&schema).validate(&json!({"field": 5}));
+        let composite: Vec<_> = errors.iter().filter(|e| e.path.is_nil()).collect();
+        assert_eq!(
+            composite
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            [r#"<nil>: Invalid value: "": "field" must validate at least one schema (anyOf)"#]
+        );
+        // Under a base (a service's config), the message names the full path; the error
+        // stays at no field.
+        let full = FieldPath::parse("spec.config").join(&composite[0].path);
+        assert!(full.is_nil());
+        assert_eq!(full.to_string(), "<nil>");
+        assert_eq!(
+            composite[0].message_at(&full),
+            r#"Invalid value: "": "spec.config.field" must validate at least one schema (anyOf)"#
+        );
+        // At the root of the validated value, kube-openapi's path is "".
+        let root = parsed(&json!({"type": "object", "not": {"required": ["a"]}}));
+        assert_eq!(
+            root.validate(&json!({"a": 1}))
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
+            [r#"<nil>: Invalid value: "": "" must not validate the schema (not)"#]
         );
     }
 }

@@ -393,7 +393,7 @@ pub fn admit_object(
     };
     let target = Target {
         structural: schema.structural(),
-        validate: &|v| schema.validate(v),
+        validate: &|v| schema.validate_object(v),
         resource_root: true,
     };
     let (value, warnings) = admit(&target, map.clone(), &FieldPath::root(), unknown, |value| {
@@ -500,6 +500,44 @@ mod tests {
 
     fn messages(problems: &[Problem]) -> Vec<String> {
         problems.iter().map(ToString::to_string).collect()
+    }
+
+    /// Issue 22: a whole object is validated from a nil path, as the apiserver validates a
+    /// custom resource: a rule of its root and the rules not checked are at no field (`<nil>`),
+    /// a composite error names its field in the message.
+    #[test]
+    fn issue16_a_whole_objects_errors_at_no_field_print_nil() {
+        let schema = ConfigSchema::parse(&json!({
+            "type": "object",
+            "x-kubernetes-validations": [{"rule": "has(self.spec)", "message": "spec is required"}],
+            "properties": {"spec": {"type": "object", "properties": {
+                "size": {"type": "string", "enum": ["small", "large"]},
+                "port": {"type": "integer", "anyOf": [{"minimum": 1024}, {"maximum": 80}]}}}},
+        }))
+        .unwrap();
+        let rejected = |item: Value| {
+            admit_object(&schema, &item, UnknownFields::Strict)
+                .err()
+                .map(|r| messages(&r.errors))
+                .unwrap_or_default()
+        };
+        let meta = json!({"name": "r"});
+        assert_eq!(
+            rejected(json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize", "metadata": meta})),
+            ["<nil>: Invalid value: spec is required"]
+        );
+        assert_eq!(
+            rejected(
+                json!({"apiVersion": "fn.acme.dev/v1", "kind": "Resize", "metadata": meta,
+                "spec": {"size": "tiny", "port": 443}})
+            ),
+            // Sorted by the field each is about (the root's first).
+            [
+                "<nil>: Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation",
+                r#"<nil>: Invalid value: "": "spec.port" must validate at least one schema (anyOf)"#,
+                r#"spec.size: Unsupported value: "tiny": supported values: "small", "large""#,
+            ]
+        );
     }
 
     /// Issue 11: a function config is pruned, defaulted (nulls without defaults dropped,
