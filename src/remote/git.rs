@@ -302,6 +302,10 @@ fn fetch_remote(
     // each, this bounds them together (issue 21 H5), looked at every 10 ms.
     let memory_budget = crate::env::max_git_object_bytes().saturating_mul(8);
     let memory_before = anon_memory();
+    // What has come so far is the pack being written under `objects/` (issue 22: a fetch
+    // slower than a second says how it goes, as downloads do).
+    let mut progress = super::net::Progress::new(&url, None);
+    let received = || usize::try_from(dir_size(&dir.join("objects"), 0)).unwrap_or(usize::MAX);
     let mut ticks = 0u32;
     let result = loop {
         match rx.recv_timeout(Duration::from_millis(10)) {
@@ -331,14 +335,19 @@ fn fetch_remote(
             });
         }
         ticks = ticks.wrapping_add(1);
-        if ticks.is_multiple_of(10) && dir_size(&dir.join("objects"), 0) > limit {
-            interrupt.store(true, Ordering::Relaxed);
-            break Err(GitError::PackTooBig {
-                url: url.clone(),
-                bytes: limit,
-            });
+        if ticks.is_multiple_of(10) {
+            let size = received();
+            progress.update(size);
+            if size as u64 > limit {
+                interrupt.store(true, Ordering::Relaxed);
+                break Err(GitError::PackTooBig {
+                    url: url.clone(),
+                    bytes: limit,
+                });
+            }
         }
     };
+    progress.done(received());
     // A fetch that ended between two looks is measured once more.
     let result = match result {
         Ok(_) if dir_size(&dir.join("objects"), 0) > limit => Err(GitError::PackTooBig {

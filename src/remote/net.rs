@@ -464,7 +464,7 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 /// Progress of a download that takes longer than a second, on stderr (issue 22): a user who
 /// waits sees what is fetched, how much has come and for how long. Only when stderr is a
 /// terminal or with `-v`: under kpt and kustomize stderr is the function's report.
-struct Progress<'a> {
+pub(super) struct Progress<'a> {
     what: &'a str,
     expected: Option<u64>,
     start: std::time::Instant,
@@ -476,7 +476,7 @@ struct Progress<'a> {
 impl<'a> Progress<'a> {
     const FIRST: std::time::Duration = std::time::Duration::from_secs(1);
 
-    fn new(what: &'a str, expected: Option<u64>) -> Self {
+    pub(super) fn new(what: &'a str, expected: Option<u64>) -> Self {
         use std::io::IsTerminal as _;
         Self {
             what,
@@ -488,7 +488,7 @@ impl<'a> Progress<'a> {
         }
     }
 
-    fn update(&mut self, bytes: usize) {
+    pub(super) fn update(&mut self, bytes: usize) {
         if !self.shown {
             return;
         }
@@ -511,7 +511,7 @@ impl<'a> Progress<'a> {
     }
 
     /// The closing line, when a progress line was written.
-    fn done(&self, bytes: usize) {
+    pub(super) fn done(&self, bytes: usize) {
         if self.last.is_some() {
             crate::logger::progress(format_args!(
                 "fetched {}: {bytes} bytes in {:.1} s",

@@ -1422,3 +1422,28 @@ fn issue16_catalog_view_and_a_run_agree_on_file_git_sources() {
         );
     }
 }
+
+/// Issue 22: a Git fetch slower than a second says how it goes with `-v`, as downloads do
+/// (source, bytes received, elapsed), and a closing line; without `-v` (stderr a pipe) none.
+#[test]
+fn issue16_a_slow_git_fetch_reports_progress_with_v() {
+    let test = test_name!();
+    if !tools(test) {
+        return;
+    }
+    let http = Server::git_http(None);
+    make_repo(http.root());
+    let url = http.url("slow/repo");
+    let input = resource_list(&entry(&url, "ref: main, "), &[&http.url("*")], "");
+    let out = TestContext::new().run(&["-v"], &input);
+    assert_output(&out, "greeting: hello");
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!("info: fetching {url}: ")) && err.contains(" bytes, "),
+        "{err}"
+    );
+    assert!(err.contains(&format!("info: fetched {url}: ")), "{err}");
+    let out = TestContext::new().run(&[], &input);
+    assert_output(&out, "greeting: hello");
+    assert!(!stderr(&out).contains("fetching"), "{}", stderr(&out));
+}

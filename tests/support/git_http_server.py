@@ -7,10 +7,11 @@ run as a CGI program per request. Used by tests/integration/git.rs; not part of 
 Paths:  /<repo>/...            served by git http-backend from the repositories under ROOT
         /moved/<repo>/...      301 to /<repo>/... (a redirect hop)
         /private/<repo>/...    /<repo>/... for Basic x-access-token:TOKEN only, else 401
+        /slow/<repo>/...       /<repo>/..., a POST's answer (the pack) in 20 pieces over two seconds
 Every request (method and path, then ` [Authorization]` when the request carried that header) is
 appended to LOG. The chosen port is printed on stdout.
 """
-import base64, http.server, os, subprocess, sys, threading
+import base64, http.server, os, subprocess, sys, threading, time
 
 import loopback  # beside this file
 
@@ -55,6 +56,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.end_headers()
                 return
             path = path[len("/private"):]
+        slow = path.startswith("/slow/") and self.command == "POST"
+        if path.startswith("/slow/"):
+            path = path[len("/slow"):]
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "GIT_PROJECT_ROOT": root,
@@ -84,7 +88,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(payload)))
         self.end_headers()
-        self.wfile.write(payload)
+        if not slow:
+            self.wfile.write(payload)
+            return
+        step = max(1, -(-len(payload) // 20))
+        for at in range(0, len(payload), step):
+            self.wfile.write(payload[at:at + step])
+            self.wfile.flush()
+            time.sleep(0.1)
 
 
 loopback.serve(Handler, opt)
