@@ -70,8 +70,17 @@ pub fn lint_only(
                 instance::UnknownFields::Strict,
             )
         };
+        // A schema whose defaults give an empty config: whatever `{}` fails (a CEL rule of its
+        // root, `minProperties`) is the user's to give, as a required value is (issue 22:
+        // the rules now run on `{}`, as the apiserver runs them).
+        let defaults_empty = service.definition.config_schema.as_ref().is_some_and(|s| {
+            crate::schema::defaulting::default_config(None, s.structural()).is_none()
+        });
+        let users_to_give = |p: &Problem| {
+            p.message == "Required value" || (defaults_empty && p.message != CEL_NOT_CHECKED)
+        };
         let report = |problems: &[Problem]| {
-            default_config_problems(&label, service, problems)
+            default_config_problems(&label, service, problems, defaults_empty)
                 .into_iter()
                 .map(located)
         };
@@ -82,7 +91,7 @@ pub fn lint_only(
             }) => {
                 let only_missing = problems
                     .iter()
-                    .all(|p| p.message == "Required value" || p.message == CEL_NOT_CHECKED);
+                    .all(|p| users_to_give(p) || p.message == CEL_NOT_CHECKED);
                 errors.extend(report(&problems));
                 let schema = service.definition.config_schema.as_ref();
                 let example = schema.and_then(|s| example_value(s.raw()));
@@ -370,6 +379,7 @@ fn default_config_problems(
     label: &str,
     service: &Service,
     problems: &[Problem],
+    defaults_empty: bool,
 ) -> Vec<CatalogError> {
     let id = &service.definition.id;
     let enabled_by_default = service.definition.status == Status::Enabled;
@@ -395,6 +405,20 @@ fn default_config_problems(
                         label,
                         format!(
                             "\"{id}\" is enabled by default, but its defaults leave {at} unset: every user must set it (or give it a default)"
+                        ),
+                    )
+                    .at(at)
+                    .warning(),
+                );
+            }
+        } else if defaults_empty {
+            if enabled_by_default {
+                out.push(
+                    CatalogError::new(
+                        label,
+                        format!(
+                            "\"{id}\" is enabled by default, but its schema has no defaults and an empty config does not validate ({}): every user must set a config",
+                            p.message
                         ),
                     )
                     .at(at)
@@ -539,6 +563,41 @@ mod tests {
             found.contains(
                 &"catalog test: services/demo.yaml: config: the default config of \"demo\" is invalid: Invalid value: name must not be demo".to_owned()
             ),
+            "{found:?}"
+        );
+    }
+
+    /// The rules of a config's root now run on `{}` (issue 22): a schema with no defaults
+    /// whose root rule asks for a value is the user's to satisfy, a warning as a required value
+    /// is, not "the default config is invalid".
+    #[test]
+    fn issue16_a_root_rule_on_a_schema_without_defaults_is_a_warning() {
+        let schema = "    type: object\n    x-kubernetes-validations:\n    - rule: has(self.a) || has(self.b)\n      message: either a or b must be used\n    properties:\n      a:\n        type: string\n      b:\n        type: string\n";
+        let (c, load) = catalog("enabled", schema);
+        assert!(load.is_empty(), "{load:?}");
+        let found = lint(&c, &Map::new());
+        assert_eq!(
+            found[0].to_string(),
+            "catalog test: services/demo.yaml: config: \"demo\" is enabled by default, but its schema has no defaults and an empty config does not validate (Invalid value: either a or b must be used): every user must set a config"
+        );
+        // Lint cannot make a config the rule accepts: it says so, and fails nothing.
+        assert!(
+            found[1].to_string().contains("\"demo\" was not rendered"),
+            "{found:?}"
+        );
+        assert!(
+            found.iter().all(|e| e.severity == Severity::Warning),
+            "{found:?}"
+        );
+        // Disabled by default: nobody gets it without choosing a config; lint still says it
+        // could not render it.
+        let (c, _) = catalog("disabled", schema);
+        let found = lint(&c, &Map::new());
+        assert!(
+            found
+                .iter()
+                .all(|e| e.severity == Severity::Warning
+                    && e.to_string().contains("was not rendered")),
             "{found:?}"
         );
     }

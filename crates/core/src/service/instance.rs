@@ -266,12 +266,14 @@ fn default_instance(def: &ServiceDefinition, value: &mut Map<String, Value>) {
     // keys that have no default, keep `{}` so validation names them instead of a template
     // failing later (or rendering without them), whether `config` was left out, null or `{}`
     // (issue 22: a given `{}` skipped validation).
+    // So are CEL rules: the apiserver runs a rule of the config's root on `{}` (issue 22).
     let requires = value.get("status") == Some(&json!("enabled"))
-        && config_schema
-            .raw()
-            .get("required")
-            .and_then(Value::as_array)
-            .is_some_and(|r| !r.is_empty());
+        && (config_schema.has_cel_rules()
+            || config_schema
+                .raw()
+                .get("required")
+                .and_then(Value::as_array)
+                .is_some_and(|r| !r.is_empty()));
     let given = match value.get("config") {
         None | Some(Value::Null) => None,
         Some(config @ Value::Object(_)) => Some(config.clone()),
