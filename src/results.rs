@@ -446,7 +446,7 @@ mod tests {
         assert_eq!(r.field, None);
         assert_eq!(
             r.to_string(),
-            "[error] fn.acme.dev/v1/Resize/r: Invalid value: \"\": \"spec.size\" must validate at least one schema (anyOf)"
+            "error: fn.acme.dev/v1/Resize/r: Invalid value: \"\": \"spec.size\" must validate at least one schema (anyOf)"
         );
         assert!(r.to_value().get("field").is_none());
     }
