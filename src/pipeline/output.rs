@@ -78,15 +78,20 @@ pub(super) fn stamp(object: &mut Value, provenance: &Provenance<'_>, index: usiz
         }
     }
     resource_list::set_label(object, MANAGED_BY.0, MANAGED_BY.1);
-    resource_list::set_annotation(object, SERVICE_ANNOTATION, provenance.service_id);
-    resource_list::set_annotation(object, CATALOG_ANNOTATION, provenance.catalog);
-    resource_list::set_annotation(object, GENERATED_FROM, provenance.source);
     let index = index.to_string();
     let path = provenance.path;
-    resource_list::set_annotation(object, resource_list::PATH, path);
-    resource_list::set_annotation(object, resource_list::INDEX, &index);
-    resource_list::set_annotation(object, resource_list::LEGACY_PATH, path);
-    resource_list::set_annotation(object, resource_list::LEGACY_INDEX, &index);
+    resource_list::set_annotations(
+        object,
+        &[
+            (SERVICE_ANNOTATION, provenance.service_id),
+            (CATALOG_ANNOTATION, provenance.catalog),
+            (GENERATED_FROM, provenance.source),
+            (resource_list::PATH, path),
+            (resource_list::INDEX, &index),
+            (resource_list::LEGACY_PATH, path),
+            (resource_list::LEGACY_INDEX, &index),
+        ],
+    );
 }
 
 /// What the apiserver stores one object under: API group, kind, namespace, name (kustomize's
@@ -321,11 +326,13 @@ fn describe<T: Fields + ?Sized>(item: &T) -> String {
 pub(super) fn invalid_names(object: &Value, template: &str, source: &Value) -> Vec<String> {
     let kind = resource_list::str_at(object, &["kind"]);
     let (group, _) = crate::gvk::split_api_version(resource_list::str_at(object, &["apiVersion"]));
-    let from = describe(source);
+    // Described only for a message: this runs on every generated object.
+    let from = || describe(source);
     let mut out = Vec::new();
     let name = resource_list::str_at(object, &["metadata", "name"]);
     let rule = names::Rule::for_name(group, kind);
     if !rule.accepts(name) {
+        let from = from();
         out.push(format!(
             "template {template} of {from} generates {kind} \"{name}\", which the apiserver would refuse: metadata.name of kind {kind} must be {}, not \"{name}\"; change the values the template builds the name from (such as `cluster.name`, the source's name or namespace)",
             rule.describe()
@@ -338,6 +345,7 @@ pub(super) fn invalid_names(object: &Value, template: &str, source: &Value) -> V
         .filter(|ns| !ns.is_empty())
         && !names::is_dns1123_label(ns)
     {
+        let from = from();
         out.push(format!(
             "template {template} of {from} generates {kind} \"{name}\", which the apiserver would refuse: metadata.namespace must be {}, not \"{ns}\"; change the values the template builds the namespace from (such as the source's `metadata.namespace` or `cluster` values)",
             names::Rule::Dns1123Label.describe()

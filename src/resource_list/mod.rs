@@ -121,34 +121,38 @@ pub fn annotation<'a, T: Fields + ?Sized>(item: &'a T, key: &str) -> Option<&'a 
 
 /// Set an annotation, creating `metadata.annotations` as needed (appended at the end).
 pub fn set_annotation(item: &mut Value, key: &str, value: &str) {
-    set_in_metadata_map(item, "annotations", key, value);
+    set_in_metadata_map(item, "annotations", &[(key, value)]);
+}
+
+/// Set annotations in this order, with one lookup of `metadata.annotations` for all of them.
+pub fn set_annotations(item: &mut Value, entries: &[(&str, &str)]) {
+    set_in_metadata_map(item, "annotations", entries);
 }
 
 /// Set a label, creating `metadata.labels` as needed.
 pub fn set_label(item: &mut Value, key: &str, value: &str) {
-    set_in_metadata_map(item, "labels", key, value);
+    set_in_metadata_map(item, "labels", &[(key, value)]);
 }
 
-fn set_in_metadata_map(item: &mut Value, map_key: &str, key: &str, value: &str) {
+fn set_in_metadata_map(item: &mut Value, map_key: &str, entries: &[(&str, &str)]) {
     let Value::Object(obj) = item else { return };
-    let metadata = obj
-        .entry("metadata")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !metadata.is_object() {
-        *metadata = Value::Object(Map::new());
-    }
-    let Value::Object(metadata) = metadata else {
+    let Some(map) = object_at(obj, "metadata").and_then(|metadata| object_at(metadata, map_key))
+    else {
         return;
     };
-    let map = metadata
-        .entry(map_key)
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !map.is_object() {
-        *map = Value::Object(Map::new());
+    for (key, value) in entries {
+        map.insert((*key).to_owned(), Value::String((*value).to_owned()));
     }
-    if let Value::Object(map) = map {
-        map.insert(key.to_owned(), Value::String(value.to_owned()));
+}
+
+/// The object under `key`, put there (in place of anything else, keeping its position) when
+/// there is none. Looked up before it is inserted: an entry would allocate the key each time,
+/// and every generated object has its metadata maps already.
+fn object_at<'a>(obj: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
+    if !obj.get(key).is_some_and(Value::is_object) {
+        obj.insert(key.to_owned(), Value::Object(Map::new()));
     }
+    obj.get_mut(key).and_then(Value::as_object_mut)
 }
 
 /// Remove annotations, dropping `metadata.annotations` when it becomes empty.
@@ -331,5 +335,39 @@ mod tests {
             json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}})
         );
         assert_eq!(identity(&item), "v1/ConfigMap/a");
+    }
+
+    /// Setting annotations keeps what is there in place, appends new keys in order, and makes
+    /// `metadata` and the map where they are missing or not objects (issue 20: one lookup of
+    /// each map for all the annotations a generated object gets).
+    #[test]
+    fn set_annotations_makes_the_maps_and_keeps_order() {
+        let mut item = json!({"kind": "A", "metadata": {"annotations": {"b": "1"}, "name": "x"}});
+        set_annotations(&mut item, &[("c", "2"), ("b", "3"), ("a", "4")]);
+        assert_eq!(
+            serde_json::to_string(&item).unwrap_or_default(),
+            r#"{"kind":"A","metadata":{"annotations":{"b":"3","c":"2","a":"4"},"name":"x"}}"#
+        );
+        let mut item = json!({"metadata": "no", "kind": "A"});
+        set_label(&mut item, "l", "v");
+        assert_eq!(
+            serde_json::to_string(&item).unwrap_or_default(),
+            r#"{"metadata":{"labels":{"l":"v"}},"kind":"A"}"#
+        );
+        let mut item = json!({"metadata": {"labels": [1], "name": "x"}});
+        set_label(&mut item, "l", "v");
+        assert_eq!(
+            item,
+            json!({"metadata": {"labels": {"l": "v"}, "name": "x"}})
+        );
+        let mut item = json!({"kind": "A"});
+        set_annotations(&mut item, &[("a", "1")]);
+        assert_eq!(
+            item,
+            json!({"kind": "A", "metadata": {"annotations": {"a": "1"}}})
+        );
+        let mut not_an_object = json!([1]);
+        set_annotation(&mut not_an_object, "a", "1");
+        assert_eq!(not_an_object, json!([1]));
     }
 }

@@ -220,11 +220,7 @@ fn instance_context(
                 .map(str::to_owned)
         })
         .unwrap_or_else(|| def.id.clone());
-    let metadata = scope
-        .source
-        .get("metadata")
-        .cloned()
-        .unwrap_or_else(|| json!({}));
+    let metadata = scope.source.get("metadata");
     let mut instance_meta = Map::new();
     instance_meta.insert(
         "apiVersion".into(),
@@ -239,7 +235,7 @@ fn instance_context(
         scope.source.get("kind").cloned().unwrap_or(Value::Null),
     );
     for key in ["name", "namespace", "labels", "annotations"] {
-        if let Some(v) = metadata.get(key) {
+        if let Some(v) = metadata.and_then(|metadata| metadata.get(key)) {
             instance_meta.insert(key.into(), v.clone());
         }
     }
