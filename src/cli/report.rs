@@ -239,34 +239,14 @@ struct RuntimeVerdict {
 
 impl RuntimeVerdict {
     fn of(check: &Check) -> Self {
-        // An exec check's kind carries its platform: `g/v/Kind (os/arch)`.
-        let (kind, platform) = match check
-            .kind
-            .strip_suffix(')')
-            .and_then(|k| k.rsplit_once(" ("))
-        {
-            Some((kind, platform)) => (kind.to_owned(), Some(platform.to_owned())),
-            None => (check.kind.clone(), None),
-        };
         Self {
-            kind,
-            platform,
+            kind: check.kind.clone(),
+            platform: check.platform.clone(),
             status: check.status,
-            digest: first_digest(&check.detail),
+            digest: check.digest.clone(),
             detail: check.detail.clone(),
         }
     }
-}
-
-/// The first `sha256:<64 hex>` a check's detail names: the pinned one (a mismatch names the
-/// expected digest first).
-fn first_digest(detail: &str) -> Option<String> {
-    detail.match_indices("sha256:").find_map(|(at, _)| {
-        let hex = detail.get(at + 7..at + 7 + 64)?;
-        hex.bytes()
-            .all(|b| b.is_ascii_hexdigit())
-            .then(|| format!("sha256:{hex}"))
-    })
 }
 
 impl VerifyReport {
@@ -305,23 +285,36 @@ impl VerifyReport {
 mod tests {
     use super::*;
 
+    /// The JSON verdict carries the check's own platform and pinned digest (it once read them
+    /// back from the text line); the text line still says the platform after the kind.
     #[test]
-    fn issue16_verify_report_splits_platform_and_digest_from_a_check() {
+    fn issue16_verify_report_carries_platform_and_digest_of_a_check() {
         let hex = "ab".repeat(32);
-        let v = RuntimeVerdict::of(&Check {
+        let check = Check {
             status: "MISMATCH",
-            kind: "fn.example/v1/Set (linux/amd64)".to_owned(),
+            kind: "fn.example/v1/Set".to_owned(),
+            platform: Some("linux/amd64".to_owned()),
+            digest: Some(format!("sha256:{hex}")),
             detail: format!(
                 "exec https://x/y: expected sha256:{hex}, downloaded sha256:{}",
                 "cd".repeat(32)
             ),
-        });
+        };
+        let v = RuntimeVerdict::of(&check);
         assert_eq!(v.kind, "fn.example/v1/Set");
         assert_eq!(v.platform.as_deref(), Some("linux/amd64"));
         assert_eq!(v.digest, Some(format!("sha256:{hex}")));
+        assert!(
+            check
+                .to_string()
+                .starts_with("MISMATCH fn.example/v1/Set (linux/amd64)  exec https://x/y: "),
+            "{check}"
+        );
         let v = RuntimeVerdict::of(&Check {
             status: "UNPINNED",
             kind: "fn.example/v1/Set".to_owned(),
+            platform: None,
+            digest: None,
             detail: "container x:v1: no digest; run `krm-catalog catalog lock`".to_owned(),
         });
         assert_eq!((v.platform, v.digest), (None, None));

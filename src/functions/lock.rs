@@ -20,13 +20,21 @@ pub struct Check {
     pub status: &'static str,
     /// The kind (group/version/kind) it backs.
     pub kind: String,
+    /// `os/arch` of an exec binary.
+    pub platform: Option<String>,
+    /// The `sha256:<hex>` digest the catalog pins it to, when it pins one.
+    pub digest: Option<String>,
     /// What was checked and what was found.
     pub detail: String,
 }
 
 impl std::fmt::Display for Check {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:<8} {}  {}", self.status, self.kind, self.detail)
+        write!(f, "{:<8} {}", self.status, self.kind)?;
+        if let Some(platform) = &self.platform {
+            write!(f, " ({platform})")?;
+        }
+        write!(f, "  {}", self.detail)
     }
 }
 
@@ -50,6 +58,8 @@ fn verify_starlark(
             return Check {
                 status: "UNPINNED",
                 kind,
+                platform: None,
+                digest: None,
                 detail: format!("starlark {source}: no sha256; run `krm-catalog catalog lock`"),
             };
         }
@@ -57,25 +67,33 @@ fn verify_starlark(
             Ok(_) => Check {
                 status: "ok",
                 kind,
+                platform: None,
+                digest: None,
                 detail: format!("starlark {source} (a file of this catalog)"),
             },
             Err(e) => Check {
                 status: "ERROR",
                 kind,
+                platform: None,
+                digest: None,
                 detail: format!("starlark {source}: {e}"),
             },
         };
     };
     let declared = declared.trim_start_matches("sha256:").to_owned();
-    match super::exec::fetch(&uri, remote, root, None) {
+    let check = match super::exec::fetch(&uri, remote, root, None) {
         Ok(bytes) if sha256_hex(&bytes) == declared => Check {
             status: "ok",
             kind,
+            platform: None,
+            digest: None,
             detail: format!("starlark {source} sha256:{declared}"),
         },
         Ok(bytes) => Check {
             status: "MISMATCH",
             kind,
+            platform: None,
+            digest: None,
             detail: format!(
                 "starlark {source}: expected sha256:{declared}, downloaded sha256:{}",
                 sha256_hex(&bytes)
@@ -84,8 +102,14 @@ fn verify_starlark(
         Err(e) => Check {
             status: "ERROR",
             kind,
+            platform: None,
+            digest: None,
             detail: format!("starlark {source}: {e}"),
         },
+    };
+    Check {
+        digest: Some(format!("sha256:{declared}")),
+        ..check
     }
 }
 
@@ -108,11 +132,15 @@ pub fn verify(
                     Runtime::Service { name } if services.contains(name) => checks.push(Check {
                         status: "ok",
                         kind,
+                        platform: None,
+                        digest: None,
                         detail: format!("service {name} (part of this catalog)"),
                     }),
                     Runtime::Service { name } => checks.push(Check {
                         status: "ERROR",
                         kind,
+                        platform: None,
+                        digest: None,
                         detail: format!(
                             "service {name}: no ServiceDefinition of that name in this catalog"
                         ),
@@ -138,6 +166,10 @@ pub fn verify(
                         ..
                     } => {
                         let has_digest = sha256.is_some() || image.contains("@sha256:");
+                        let pinned = sha256
+                            .as_deref()
+                            .and_then(|d| super::normalize_digest(d).ok())
+                            .or_else(|| image.split_once('@').map(|(_, d)| d.trim().to_owned()));
                         let check = if has_digest {
                             match super::verify_container(
                                 image,
@@ -154,11 +186,15 @@ pub fn verify(
                                     Ok(signers) if signers.is_empty() => Check {
                                         status: "ok",
                                         kind,
+                                        platform: None,
+                                        digest: None,
                                         detail: format!("container {}", p.reference()),
                                     },
                                     Ok(signers) => Check {
                                         status: "ok",
                                         kind,
+                                        platform: None,
+                                        digest: None,
                                         detail: format!(
                                             "container {}, signed: {}",
                                             p.reference(),
@@ -172,6 +208,8 @@ pub fn verify(
                                     Err(e) => Check {
                                         status: "UNSIGNED",
                                         kind,
+                                        platform: None,
+                                        digest: None,
                                         detail: e,
                                     },
                                 },
@@ -181,11 +219,15 @@ pub fn verify(
                                 ) => Check {
                                     status: "MISMATCH",
                                     kind,
+                                    platform: None,
+                                    digest: None,
                                     detail: e.to_string(),
                                 },
                                 Err(e) => Check {
                                     status: "ERROR",
                                     kind,
+                                    platform: None,
+                                    digest: None,
                                     detail: e.to_string(),
                                 },
                             }
@@ -193,20 +235,28 @@ pub fn verify(
                             Check {
                                 status: "UNPINNED",
                                 kind,
+                                platform: None,
+                                digest: None,
                                 detail: format!(
                                     "container {image}: no digest; run `krm-catalog catalog lock`"
                                 ),
                             }
                         };
-                        checks.push(check);
+                        checks.push(Check {
+                            digest: pinned,
+                            ..check
+                        });
                     }
                     Runtime::Exec { platforms } => {
                         for p in platforms {
-                            let kind = format!("{kind} ({}/{})", p.os, p.arch);
+                            let kind = kind.clone();
+                            let platform = Some(format!("{}/{}", p.os, p.arch));
                             let Some(declared) = &p.sha256 else {
                                 checks.push(Check {
                                     status: "UNPINNED",
                                     kind,
+                                    platform,
+                                    digest: None,
                                     detail: format!(
                                         "exec {}: no sha256; run `krm-catalog catalog lock`",
                                         p.uri
@@ -219,11 +269,15 @@ pub fn verify(
                                 Ok(bytes) if sha256_hex(&bytes) == declared => Check {
                                     status: "ok",
                                     kind,
+                                    platform: None,
+                                    digest: None,
                                     detail: format!("exec {} sha256:{declared}", p.uri),
                                 },
                                 Ok(bytes) => Check {
                                     status: "MISMATCH",
                                     kind,
+                                    platform: None,
+                                    digest: None,
                                     detail: format!(
                                         "exec {}: expected sha256:{declared}, downloaded sha256:{}",
                                         p.uri,
@@ -233,10 +287,16 @@ pub fn verify(
                                 Err(e) => Check {
                                     status: "ERROR",
                                     kind,
+                                    platform: None,
+                                    digest: None,
                                     detail: format!("exec {}: {e}", p.uri),
                                 },
                             };
-                            checks.push(check);
+                            checks.push(Check {
+                                platform,
+                                digest: Some(format!("sha256:{declared}")),
+                                ..check
+                            });
                         }
                     }
                 }
