@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
-use super::prepare::{Step, package_path, prepare};
+use super::prepare::{Dirs, Step, package_path, prepare};
 use super::run::Program;
 use crate::catalog::Origin;
 use crate::catalog::kep::{Explicit, Runtime};
@@ -24,7 +24,7 @@ pub fn prepare_explicit(
     explicit: &Explicit,
     settings: &Settings,
     remote: &Remote,
-    cwd: &Path,
+    dirs: Dirs<'_>,
     results: &mut Results,
 ) -> Step {
     let f = &settings.functions;
@@ -54,7 +54,7 @@ pub fn prepare_explicit(
                 &Origin::Inline,
                 settings,
                 remote,
-                cwd,
+                dirs,
                 &mut own,
             );
             let field = match runtime {
@@ -117,10 +117,10 @@ pub fn prepare_explicit(
                             ),
                         );
                     }
-                    let file = cwd.join(path);
+                    let file = dirs.package.join(path);
                     let inside = !lexical_escape
-                        && cwd != Path::new("/")
-                        && package_path(&file, cwd).is_some()
+                        && dirs.package != Path::new("/")
+                        && package_path(&file, dirs.package).is_some()
                         && file.is_file();
                     if !inside {
                         return fail(
@@ -128,14 +128,14 @@ pub fn prepare_explicit(
                             "runtime.exec.path",
                             format!(
                                 "exec path {path} is not a file inside the package {}",
-                                cwd.display()
+                                dirs.package.display()
                             ),
                         );
                     }
                     match fs_err::canonicalize(&file) {
                         Ok(path) => Step::Run(Program::Exec {
                             path,
-                            cwd: cwd.to_path_buf(),
+                            cwd: dirs.cwd.to_path_buf(),
                         }),
                         Err(e) => fail(results, "runtime.exec.path", e.to_string()),
                     }

@@ -27,7 +27,7 @@ pub use edit::Locked;
 pub use error::{EditProof, RegistryCheck, RuntimeError};
 pub use explicit::prepare_explicit;
 pub use image::{PinnedImage, check_registry, verify_container};
-pub use prepare::{Step, prepare};
+pub use prepare::{Dirs, Step, prepare};
 pub use run::run_steps;
 
 /// Normalise a declared sha256 (`hex` or `sha256:hex`) to `sha256:hex`.

@@ -26,34 +26,47 @@ pub enum Step {
     Failed,
 }
 
+/// Where a run's relative paths resolve. They differ under `kpt fn render PKG` started
+/// elsewhere: kpt runs exec functions in its own directory and names the package in
+/// `internal.config.kubernetes.io/package-path` (`pipeline::input::RunContext`).
+#[derive(Debug, Clone, Copy)]
+pub struct Dirs<'a> {
+    /// The working directory: paths of the function config (rebased to the file declaring
+    /// it), and where an exec function runs.
+    pub cwd: &'a Path,
+    /// The package the items are files of: what inline catalogs, an item's own runtime and
+    /// mounts may name.
+    pub package: &'a Path,
+}
+
 /// Where the `file://` URIs of a catalog's exec runtimes may point (SPEC §7.3): inside the
-/// directory of a local catalog (the directory of a single-file one); inside the working
-/// directory for inline catalogs (the package); nowhere for remote and built-in catalogs.
-fn exec_root(origin: &Origin, cwd: &Path) -> Option<PathBuf> {
+/// directory of a local catalog (the directory of a single-file one); inside the package for
+/// inline catalogs; nowhere for remote and built-in catalogs.
+fn exec_root(origin: &Origin, dirs: Dirs<'_>) -> Option<PathBuf> {
     match origin {
         Origin::Path(label) => {
-            let path = crate::env::resolve_path(cwd, label);
+            let path = crate::env::resolve_path(dirs.cwd, label);
             if path.is_dir() {
                 Some(path)
             } else {
                 path.parent().map(Path::to_path_buf)
             }
         }
-        // The package is the working directory; `/` is none (a container kpt or kustomize runs
-        // without mounts), and reading the image's own files is not what a package meant.
-        Origin::Inline if cwd != Path::new("/") => Some(cwd.to_path_buf()),
+        // `/` is no package (a container kpt or kustomize runs without mounts), and reading
+        // the image's own files is not what a package meant.
+        Origin::Inline if dirs.package != Path::new("/") => Some(dirs.package.to_path_buf()),
         Origin::Inline | Origin::Builtin | Origin::Url(_) | Origin::Oci(_) | Origin::Git { .. } => {
             None
         }
     }
 }
 
-/// `file` relative to the package directory `cwd`, `/`-separated, when it is inside it (links
+/// `file` relative to the package directory, `/`-separated, when it is inside it (links
 /// resolved on both sides).
-pub(super) fn package_path(file: &Path, cwd: &Path) -> Option<String> {
+pub(super) fn package_path(file: &Path, package: &Path) -> Option<String> {
     let file = fs_err::canonicalize(file).ok()?;
-    let cwd = fs_err::canonicalize(cwd).ok()?;
-    let relative = file.strip_prefix(&cwd).ok()?;
+    let package = fs_err::canonicalize(package).ok()?;
+    let relative = file.strip_prefix(&package).ok()?;
     let parts: Vec<String> = relative
         .components()
         .map(|c| c.as_os_str().to_str().map(str::to_owned))
@@ -69,7 +82,7 @@ pub fn prepare(
     origin: &Origin,
     settings: &Settings,
     remote: &Remote,
-    cwd: &Path,
+    dirs: Dirs<'_>,
     results: &mut Results,
 ) -> Step {
     let f = &settings.functions;
@@ -81,7 +94,7 @@ pub fn prepare(
             && exec_allowed
             && matches!(exec.as_ref(), Runtime::Exec { platforms } if exec::select(platforms).is_ok());
         let chosen = if exec_fits { exec } else { container };
-        return prepare(item, chosen, origin, settings, remote, cwd, results);
+        return prepare(item, chosen, origin, settings, remote, dirs, results);
     }
     let fail = |results: &mut Results, message: String| {
         results.push(
@@ -101,7 +114,7 @@ pub fn prepare(
         } => {
             // A `path` is a file of a catalog on this machine (the root exec `file://` URIs
             // have); a remote or built-in catalog names its script by URL and sha256.
-            let root = exec_root(origin, cwd);
+            let root = exec_root(origin, dirs);
             if *local && root.is_none() {
                 return fail(
                     results,
@@ -145,13 +158,13 @@ pub fn prepare(
                 Mode::Pin => {
                     let in_package = root
                         .as_deref()
-                        .and_then(|root| package_path(&root.join(source), cwd));
+                        .and_then(|root| package_path(&root.join(source), dirs.package));
                     let Some(path) = in_package else {
                         return fail(
                             results,
                             format!(
                                 "starlark path {source} is outside the package {}: kustomize loads Starlark scripts only from inside the kustomization directory; use functions.mode: run",
-                                cwd.display()
+                                dirs.package.display()
                             ),
                         );
                     };
@@ -243,7 +256,7 @@ pub fn prepare(
                     Step::Pinned(pinned_item)
                 }
                 Mode::Run => {
-                    let mounts = match bind_sources(mounts, cwd) {
+                    let mounts = match bind_sources(mounts, dirs.package) {
                         Ok(mounts) => mounts,
                         Err(message) => return fail(results, message),
                     };
@@ -277,7 +290,7 @@ pub fn prepare(
                 Ok(p) => p,
                 Err(e) => return fail(results, e.to_string()),
             };
-            let root = exec_root(origin, cwd);
+            let root = exec_root(origin, dirs);
             if root.is_none() && platform.uri.starts_with("file://") {
                 return fail(
                     results,
@@ -291,7 +304,7 @@ pub fn prepare(
             match exec::prepare(platform, remote, root.as_deref()) {
                 Ok(path) => Step::Run(Program::Exec {
                     path,
-                    cwd: cwd.to_path_buf(),
+                    cwd: dirs.cwd.to_path_buf(),
                 }),
                 Err(e) => fail(results, e.to_string()),
             }
@@ -306,19 +319,19 @@ pub(super) fn mount_refused(image: &str) -> String {
     )
 }
 
-/// The mounts of a run: each source a directory inside the package `cwd` (links resolved),
+/// The mounts of a run: each source a directory inside the `package` (links resolved),
 /// as kustomize allows only directories of the kustomization.
-fn bind_sources(mounts: &[Mount], cwd: &Path) -> Result<Vec<(PathBuf, String, bool)>, String> {
+fn bind_sources(mounts: &[Mount], package: &Path) -> Result<Vec<(PathBuf, String, bool)>, String> {
     mounts
         .iter()
         .map(|m| {
-            let path = cwd.join(&m.src);
-            let inside = package_path(&path, cwd).is_some() && path.is_dir();
+            let path = package.join(&m.src);
+            let inside = package_path(&path, package).is_some() && path.is_dir();
             if !inside {
                 return Err(format!(
                     "functions.mounts: src \"{}\" is not a directory inside the package {}",
                     m.src,
-                    cwd.display()
+                    package.display()
                 ));
             }
             let abs = fs_err::canonicalize(&path).map_err(|e| e.to_string())?;

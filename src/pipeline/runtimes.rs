@@ -37,6 +37,10 @@ pub(super) fn verify(
     remote: &LazyRemote,
 ) -> (HashMap<usize, Verified>, Results) {
     let mut results = Results::default();
+    let dirs = functions::Dirs {
+        cwd: &ctx.cwd,
+        package: ctx.package(),
+    };
     let steps = admission
         .items
         .iter()
@@ -69,7 +73,7 @@ pub(super) fn verify(
                         .map_or(&Origin::Inline, |b| &b.origin),
                     settings,
                     remote.get(),
-                    &ctx.cwd,
+                    dirs,
                     &mut results,
                 ),
                 // The item's own runtime (KEP-2906): the catalog's is not used.
@@ -78,7 +82,7 @@ pub(super) fn verify(
                     explicit,
                     settings,
                     remote.get(),
-                    &ctx.cwd,
+                    dirs,
                     &mut results,
                 ),
                 _ => return None,

@@ -314,6 +314,34 @@ fn issue9_f4_exec_runtimes_from_inline_catalogs_need_an_explicit_opt_in() {
     assert_refused(&out, "outside the catalog root");
 }
 
+/// `kpt fn render PKG` started elsewhere runs us in its own directory and names the package
+/// in `package-path`: an inline catalog's `file://` runtime is a file of that package, as it
+/// is when kpt runs inside it (it was looked for in kpt's directory).
+#[test]
+fn issue20_inline_exec_runtimes_are_files_of_the_package_kpt_names() {
+    let pkg = TestContext::new();
+    pkg.write("fn", ECHO);
+    let catalog = exec_catalog("file://fn", "fn", Some(&sha256_hex(ECHO)));
+    let opted_in = "{mode: run, allowExec: true, allowInlineExec: true}";
+    let input = inline_input(&catalog, opted_in).replace(
+        "  metadata:\n    name: fns\n",
+        &format!(
+            "  metadata:\n    name: fns\n    annotations:\n      internal.config.kubernetes.io/package-path: {}\n",
+            pkg.path().display()
+        ),
+    );
+    assert!(input.contains("package-path"), "{input}");
+    let parent = pkg.path().parent().expect("parent").to_path_buf();
+    let elsewhere = pkg.in_dir(&parent);
+    let out = elsewhere.run(&[], &input);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("greeting: hello-from-exec"),
+        "{}",
+        stdout(&out)
+    );
+}
+
 /// A package with `catalog/functions.yaml` naming `uri` (pinned to ECHO) and ECHO at
 /// `catalog/fn` and at `fn` beside the catalog directory.
 fn confined(uri: &str) -> TestContext {
