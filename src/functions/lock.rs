@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use super::edit::{Locked, expand_scalar, insert_sibling_where};
 use super::{EditProof, RegistryCheck, RuntimeError};
 use crate::catalog::kep::{self, Runtime};
+use crate::catalog_ref::OciRef;
 use crate::remote::Remote;
 use crate::verify::sha256_hex;
 
@@ -26,6 +27,19 @@ pub struct Check {
     pub digest: Option<String>,
     /// What was checked and what was found.
     pub detail: String,
+}
+
+impl Check {
+    /// A check of `kind` without platform or pinned digest (those are set where known).
+    fn new(status: &'static str, kind: String, detail: String) -> Self {
+        Self {
+            status,
+            kind,
+            platform: None,
+            digest: None,
+            detail,
+        }
+    }
 }
 
 impl std::fmt::Display for Check {
@@ -55,57 +69,35 @@ fn verify_starlark(
     };
     let Some(declared) = sha256 else {
         if !local {
-            return Check {
-                status: "UNPINNED",
+            return Check::new(
+                "UNPINNED",
                 kind,
-                platform: None,
-                digest: None,
-                detail: format!("starlark {source}: no sha256; run `krm-catalog catalog lock`"),
-            };
+                format!("starlark {source}: no sha256; run `krm-catalog catalog lock`"),
+            );
         }
         return match super::exec::fetch(&uri, remote, root, None) {
-            Ok(_) => Check {
-                status: "ok",
+            Ok(_) => Check::new(
+                "ok",
                 kind,
-                platform: None,
-                digest: None,
-                detail: format!("starlark {source} (a file of this catalog)"),
-            },
-            Err(e) => Check {
-                status: "ERROR",
-                kind,
-                platform: None,
-                digest: None,
-                detail: format!("starlark {source}: {e}"),
-            },
+                format!("starlark {source} (a file of this catalog)"),
+            ),
+            Err(e) => Check::new("ERROR", kind, format!("starlark {source}: {e}")),
         };
     };
     let declared = declared.trim_start_matches("sha256:").to_owned();
     let check = match super::exec::fetch(&uri, remote, root, None) {
-        Ok(bytes) if sha256_hex(&bytes) == declared => Check {
-            status: "ok",
+        Ok(bytes) if sha256_hex(&bytes) == declared => {
+            Check::new("ok", kind, format!("starlark {source} sha256:{declared}"))
+        }
+        Ok(bytes) => Check::new(
+            "MISMATCH",
             kind,
-            platform: None,
-            digest: None,
-            detail: format!("starlark {source} sha256:{declared}"),
-        },
-        Ok(bytes) => Check {
-            status: "MISMATCH",
-            kind,
-            platform: None,
-            digest: None,
-            detail: format!(
+            format!(
                 "starlark {source}: expected sha256:{declared}, downloaded sha256:{}",
                 sha256_hex(&bytes)
             ),
-        },
-        Err(e) => Check {
-            status: "ERROR",
-            kind,
-            platform: None,
-            digest: None,
-            detail: format!("starlark {source}: {e}"),
-        },
+        ),
+        Err(e) => Check::new("ERROR", kind, format!("starlark {source}: {e}")),
     };
     Check {
         digest: Some(format!("sha256:{declared}")),
@@ -129,22 +121,16 @@ pub fn verify(
             for runtime in version.runtime.parts() {
                 let kind = function.gvk(version).to_string();
                 match runtime {
-                    Runtime::Service { name } if services.contains(name) => checks.push(Check {
-                        status: "ok",
+                    Runtime::Service { name } if services.contains(name) => checks.push(
+                        Check::new("ok", kind, format!("service {name} (part of this catalog)")),
+                    ),
+                    Runtime::Service { name } => checks.push(Check::new(
+                        "ERROR",
                         kind,
-                        platform: None,
-                        digest: None,
-                        detail: format!("service {name} (part of this catalog)"),
-                    }),
-                    Runtime::Service { name } => checks.push(Check {
-                        status: "ERROR",
-                        kind,
-                        platform: None,
-                        digest: None,
-                        detail: format!(
+                        format!(
                             "service {name}: no ServiceDefinition of that name in this catalog"
                         ),
-                    }),
+                    )),
                     Runtime::Choice { .. } => {}
                     Runtime::Starlark {
                         source,
@@ -169,7 +155,11 @@ pub fn verify(
                         let pinned = sha256
                             .as_deref()
                             .and_then(|d| super::normalize_digest(d).ok())
-                            .or_else(|| image.split_once('@').map(|(_, d)| d.trim().to_owned()));
+                            .or_else(|| {
+                                OciRef::parse(image.trim())
+                                    .ok()
+                                    .and_then(|r| r.digest().map(ToString::to_string))
+                            });
                         let check = if has_digest {
                             match super::verify_container(
                                 image,
@@ -183,19 +173,15 @@ pub fn verify(
                                     keyless.as_ref(),
                                     remote,
                                 ) {
-                                    Ok(signers) if signers.is_empty() => Check {
-                                        status: "ok",
+                                    Ok(signers) if signers.is_empty() => Check::new(
+                                        "ok",
                                         kind,
-                                        platform: None,
-                                        digest: None,
-                                        detail: format!("container {}", p.reference()),
-                                    },
-                                    Ok(signers) => Check {
-                                        status: "ok",
+                                        format!("container {}", p.reference()),
+                                    ),
+                                    Ok(signers) => Check::new(
+                                        "ok",
                                         kind,
-                                        platform: None,
-                                        digest: None,
-                                        detail: format!(
+                                        format!(
                                             "container {}, signed: {}",
                                             p.reference(),
                                             signers
@@ -204,43 +190,23 @@ pub fn verify(
                                                 .collect::<Vec<_>>()
                                                 .join(", ")
                                         ),
-                                    },
-                                    Err(e) => Check {
-                                        status: "UNSIGNED",
-                                        kind,
-                                        platform: None,
-                                        digest: None,
-                                        detail: e,
-                                    },
+                                    ),
+                                    Err(e) => Check::new("UNSIGNED", kind, e),
                                 },
                                 Err(
                                     e @ (RuntimeError::PinConflict { .. }
                                     | RuntimeError::Registry(RegistryCheck::TagMoved { .. })),
-                                ) => Check {
-                                    status: "MISMATCH",
-                                    kind,
-                                    platform: None,
-                                    digest: None,
-                                    detail: e.to_string(),
-                                },
-                                Err(e) => Check {
-                                    status: "ERROR",
-                                    kind,
-                                    platform: None,
-                                    digest: None,
-                                    detail: e.to_string(),
-                                },
+                                ) => Check::new("MISMATCH", kind, e.to_string()),
+                                Err(e) => Check::new("ERROR", kind, e.to_string()),
                             }
                         } else {
-                            Check {
-                                status: "UNPINNED",
+                            Check::new(
+                                "UNPINNED",
                                 kind,
-                                platform: None,
-                                digest: None,
-                                detail: format!(
+                                format!(
                                     "container {image}: no digest; run `krm-catalog catalog lock`"
                                 ),
-                            }
+                            )
                         };
                         checks.push(Check {
                             digest: pinned,
@@ -266,31 +232,21 @@ pub fn verify(
                             };
                             let declared = declared.trim_start_matches("sha256:").to_owned();
                             let check = match super::exec::fetch(&p.uri, remote, root, Some(p)) {
-                                Ok(bytes) if sha256_hex(&bytes) == declared => Check {
-                                    status: "ok",
+                                Ok(bytes) if sha256_hex(&bytes) == declared => Check::new(
+                                    "ok",
                                     kind,
-                                    platform: None,
-                                    digest: None,
-                                    detail: format!("exec {} sha256:{declared}", p.uri),
-                                },
-                                Ok(bytes) => Check {
-                                    status: "MISMATCH",
+                                    format!("exec {} sha256:{declared}", p.uri),
+                                ),
+                                Ok(bytes) => Check::new(
+                                    "MISMATCH",
                                     kind,
-                                    platform: None,
-                                    digest: None,
-                                    detail: format!(
+                                    format!(
                                         "exec {}: expected sha256:{declared}, downloaded sha256:{}",
                                         p.uri,
                                         sha256_hex(&bytes)
                                     ),
-                                },
-                                Err(e) => Check {
-                                    status: "ERROR",
-                                    kind,
-                                    platform: None,
-                                    digest: None,
-                                    detail: format!("exec {}: {e}", p.uri),
-                                },
+                                ),
+                                Err(e) => Check::new("ERROR", kind, format!("exec {}: {e}", p.uri)),
                             };
                             checks.push(Check {
                                 platform,
