@@ -276,6 +276,62 @@ source: |
     assert_eq!(files["unrelated.yaml"], UNRELATED.replace("'on'", "\"on\""));
 }
 
+/// Issue 20 (noticed at stop 29): kpt runs exec functions in its own directory, so an inline
+/// catalog's `file://` runtime is looked for in the package kpt names (`package-path`), not
+/// there. Started from the parent, it used to fail with "failed to canonicalize path".
+#[test]
+fn issue20_kpt_render_from_elsewhere_runs_an_inline_catalogs_exec_runtime() {
+    if !have("kpt", test_name!()) {
+        return;
+    }
+    let pkg = TestContext::new();
+    pkg.write("fn", crate::runtimes::ECHO);
+    let catalog = crate::runtimes::exec_catalog(
+        "file://fn",
+        "fn",
+        Some(&krm_catalog::verify::sha256_hex(crate::runtimes::ECHO)),
+    );
+    pkg.write("catalog.yaml", catalog.as_bytes());
+    pkg.write(
+        "cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: demo\ndata:\n  greeting: hello\n",
+    );
+    pkg.write(
+        "step.yaml",
+        "apiVersion: fn.acme.dev/v1\nkind: Echo\nmetadata:\n  name: step\nspec: {}\n",
+    );
+    pkg.write(
+        "fns/fn.yaml",
+        "apiVersion: krm-catalog.dev/v1alpha1\nkind: ResolveCatalog\nmetadata:\n  name: fns\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\nspec:\n  builtin: false\n  functions: {mode: run, allowExec: true, allowInlineExec: true}\n",
+    );
+    pkg.write(
+        "Kptfile",
+        format!(
+            "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: pkg\npipeline:\n  mutators:\n  - exec: {}\n    configPath: fns/fn.yaml\n",
+            bin().to_string_lossy()
+        ),
+    );
+    let parent = pkg.path().parent().expect("parent");
+    let out = pkg
+        .command("kpt")
+        .current_dir(parent)
+        .args(["fn", "render", "--allow-exec"])
+        .arg(pkg.path())
+        .output()
+        .expect("run kpt");
+    assert!(
+        out.status.success(),
+        "kpt fn render failed:\n{}",
+        stderr(&out)
+    );
+    let files = snapshot(pkg.path());
+    assert!(
+        files["cm.yaml"].contains("greeting: hello-from-exec"),
+        "{}",
+        files["cm.yaml"]
+    );
+}
+
 /// Issue 22: a package that holds its own catalog. kpt reads the catalog's ServiceDefinitions
 /// as package resources; read again as an inline catalog, every definition was a duplicate
 /// ("set catalogOverwrite"). A relative path resolves against the directory of the file that
